@@ -1,0 +1,47 @@
+# hotkeylab: two commands for a newcomer (`make lab`, `make test`), plus helpers.
+PYTHON ?= python3
+VENV   ?= .venv
+PY      = $(VENV)/bin/python
+STAMP   = $(VENV)/.installed-stamp
+NBVAL   = --nbval-lax --nbval-current-env --nbval-sanitize-with tests/nbval_sanitize.cfg
+
+.PHONY: lab test unit nbval notebooks lint bench clean
+
+$(STAMP): pyproject.toml
+	test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --upgrade pip
+	$(PY) -m pip install -e ".[dev]"
+	touch $(STAMP)
+
+## make lab: set up .venv if needed and open JupyterLab on notebooks/
+lab: $(STAMP)
+	$(VENV)/bin/jupyter lab notebooks/
+
+## make test: set up .venv if needed, lint, unit tests, then nbval over every notebook
+test: $(STAMP)
+	$(VENV)/bin/ruff check .
+	$(PY) -m pytest tests notebooks $(NBVAL)
+
+unit: $(STAMP)
+	$(PY) -m pytest tests
+
+nbval: $(STAMP)
+	$(PY) -m pytest notebooks $(NBVAL)
+
+## make notebooks: re-execute every notebook in place, top to bottom, fresh kernel
+notebooks: $(STAMP)
+	for nb in notebooks/*.ipynb; do \
+	  echo "executing $$nb"; \
+	  $(VENV)/bin/jupyter nbconvert --to notebook --execute --inplace \
+	    --ExecutePreprocessor.timeout=600 --ExecutePreprocessor.kernel_name=python3 "$$nb" || exit 1; \
+	done
+
+lint: $(STAMP)
+	$(VENV)/bin/ruff check .
+
+## make bench: print speed ratios measured in one run
+bench: $(STAMP)
+	for b in benchmarks/bench_*.py; do $(PY) $$b || exit 1; done
+
+clean:
+	rm -rf $(VENV) .pytest_cache .hypothesis .ruff_cache
