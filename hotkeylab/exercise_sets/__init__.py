@@ -1,0 +1,1 @@
+"""One module per notebook with its exercises (registered with ``hotkeylab.exercises.exercise``)."""
