@@ -1,0 +1,123 @@
+"""The fast engine: a plain-Python event loop (heapq) over the shared :class:`~.core.State`.
+
+It schedules exactly the events the SimPy engine's processes produce (user arrivals, the batch
+timer, the hot-key thread's commits, client timeouts and retries, a restart) and calls the same
+State methods in the same order, so a seed gives identical windows. No process objects, no
+callbacks: about 30–60× faster, for widgets and sweeps.
+"""
+
+from __future__ import annotations
+
+import math
+from heapq import heappop, heappush
+
+from ..sim import RunStatus
+from .core import State
+from .scenario import Scenario
+
+_TIMER, _DONE, _TIMEOUT, _SEND, _RESTART = range(5)
+
+
+def run_fast(sc: Scenario, seed: int):
+    S = State(sc, seed)
+    arr = S.arr_t.tolist()
+    n_arr = len(arr)
+    H, cap = sc.horizon_ms, sc.max_events
+    M, T, K = sc.timeout_ms, sc.batch_max_wait_ms, sc.batch_max_rows
+    finite_m = not math.isinf(M)
+    heap: list = []
+    seq = 0
+    batch: list = []
+    gen = 0  # batcher generation: a timer fires only for the batch it was set for
+    if sc.restart_at_ms is not None:
+        heappush(heap, (sc.restart_at_ms, seq, _RESTART, 0))
+        seq += 1
+    ai = 0
+    events = 0
+    t = 0.0
+    send, fail, timeout = S.send, S.fail, S.timeout
+    att_req = S.att_req
+    inf = math.inf
+
+    while True:
+        ta = arr[ai] if ai < n_arr else inf
+        th = heap[0][0] if heap else inf
+        tn = ta if ta <= th else th
+        if tn > H:
+            break
+        if events >= cap:
+            break
+        events += 1
+        if ta <= th:
+            t = ta
+            i = ai
+            ai += 1
+            S.arrive(i, t)
+            kind = _SEND
+        else:
+            t, _, kind, x = heappop(heap)
+            i = x
+            if kind == _TIMEOUT:
+                if timeout(x, t):
+                    d = fail(att_req[x], t)
+                    if d is not None:
+                        heappush(heap, (t + d, seq, _SEND, att_req[x]))
+                        seq += 1
+                continue
+            if kind == _TIMER:
+                if x != gen or not batch:
+                    continue
+                kind = -1  # close the batch below
+            elif kind == _DONE:
+                if x is not S.in_service:  # lost in a restart
+                    continue
+                S.complete(x, t)
+                kind = -2  # take the next batch below
+            elif kind == _RESTART:
+                S.restart(t, batch)
+                batch = []
+                gen += 1
+                continue
+        if kind == _SEND:
+            a = send(i, t)
+            if a is None:  # refused by the client's own throttle
+                d = fail(i, t)
+                if d is not None:
+                    heappush(heap, (t + d, seq, _SEND, i))
+                    seq += 1
+                continue
+            if finite_m:
+                heappush(heap, (t + M, seq, _TIMEOUT, a))
+                seq += 1
+            if not batch:
+                gen += 1
+                heappush(heap, (t + T, seq, _TIMER, gen))
+                seq += 1
+            batch.append(a)
+            if len(batch) < K:
+                continue
+            kind = -1
+        if kind == -1:  # the batcher closes its batch
+            atts, batch = batch, []
+            gen += 1
+            for a in S.close_batch(atts, t):
+                d = fail(att_req[a], t)
+                if d is not None:
+                    heappush(heap, (t + d, seq, _SEND, att_req[a]))
+                    seq += 1
+            if S.busy:
+                continue
+        # the hot-key thread is idle: take the next batch
+        b, service, notify = S.take_batch(t)
+        for a in notify:
+            d = fail(att_req[a], t)
+            if d is not None:
+                heappush(heap, (t + d, seq, _SEND, att_req[a]))
+                seq += 1
+        if b is not None:
+            heappush(heap, (t + service, seq, _DONE, b))
+            seq += 1
+
+    truncated = events >= cap and min(arr[ai] if ai < n_arr else inf, heap[0][0] if heap else inf) <= H
+    t_end = t if truncated else H
+    return S.finish("fast", RunStatus(t_end, events, truncated), batch)

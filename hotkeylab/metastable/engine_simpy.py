@@ -1,0 +1,154 @@
+"""The reference engine in SimPy: one process per actor the postmortem names.
+
+- :func:`users` — the upstream's user requests arriving at the hot key;
+- :func:`client` — one per user request: send, wait for the reply or the timeout M, retry;
+- :func:`batcher` — the business group commit: ≤ 20 rows or ≤ 20 ms per merged batch;
+- :func:`hot_key_thread` — the single thread that commits merged batches (N ms each);
+- :func:`restarter` — an operator restarting the server (queue cleared).
+
+All rules and counts live in :class:`~.core.State`; this file is only *who waits for what*.
+"""
+
+from __future__ import annotations
+
+import math
+
+import simpy
+
+from ..sim import run_bounded
+from .core import REJECTED, SERVED, State
+from .scenario import Scenario
+
+
+class _World:
+    def __init__(self, env: simpy.Environment, state: State):
+        self.env = env
+        self.state = state
+        self.inbox = simpy.Store(env)  # attempts on their way into the batcher
+        self.replies: dict = {}  # attempt -> event the client waits on
+        self.open_batch: list = []
+        self.wake = env.event()  # the idle hot-key thread waits on this
+        self.thread_idle = True
+        self.thread = None
+        self.batcher_proc = None
+
+    def reply(self, atts, value):
+        for a in atts:
+            ev = self.replies.pop(a, None)
+            if ev is not None:
+                ev.succeed(value)
+
+    def kick(self):
+        if self.thread_idle and not self.wake.triggered:
+            self.wake.succeed()
+
+
+def users(env, w: _World):
+    """User requests reach system A (Poisson; the peak and degrading already applied)."""
+    for i, t in enumerate(w.state.arr_t.tolist()):
+        yield env.timeout(t - env.now)
+        env.process(client(env, w, i))
+
+
+def client(env, w: _World, i: int):
+    """One user request: send an attempt; on timeout or rejection, maybe retry after a delay."""
+    S = w.state
+    S.arrive(i, env.now)
+    M = S.sc.timeout_ms
+    while True:
+        a = S.send(i, env.now)
+        if a is None:  # refused by the client's own adaptive throttle
+            delay = S.fail(i, env.now)
+        else:
+            reply = w.replies[a] = env.event()
+            yield w.inbox.put(a)
+            if math.isinf(M):
+                yield reply
+            else:
+                yield reply | env.timeout(M)
+            if reply.triggered and reply.value == SERVED:
+                return
+            if reply.triggered and reply.value == REJECTED:
+                delay = S.fail(i, env.now)
+            else:  # the client gives up on this attempt at M; the server may still process it
+                w.replies.pop(a, None)
+                S.timeout(a, env.now)
+                delay = S.fail(i, env.now)
+        if delay is None:
+            return
+        yield env.timeout(delay)
+
+
+def batcher(env, w: _World):
+    """Business group commit: a batch opens at its first row, closes at K rows or T ms."""
+    S = w.state
+    K, T = S.sc.batch_max_rows, S.sc.batch_max_wait_ms
+    while True:
+        get = None
+        try:
+            first = yield w.inbox.get()
+            w.open_batch = [first]
+            timer = env.timeout(T)
+            while len(w.open_batch) < K:
+                get = w.inbox.get()
+                got = yield get | timer
+                if get not in got:
+                    get.cancel()
+                    break
+                w.open_batch.append(get.value)
+                get = None
+            atts, w.open_batch = w.open_batch, []
+            w.reply(S.close_batch(atts, env.now), REJECTED)
+            w.kick()
+        except simpy.Interrupt:  # restart: the open batch is gone
+            if get is not None and not get.triggered:
+                get.cancel()
+            w.open_batch = []
+
+
+def hot_key_thread(env, w: _World):
+    """The single thread per hot key: take a batch, hold the row lock for its merged commit."""
+    S = w.state
+    while True:
+        b, service, notify = S.take_batch(env.now)
+        w.reply(notify, REJECTED)
+        if b is None:
+            w.thread_idle = True
+            w.wake = env.event()
+            yield w.wake
+            w.thread_idle = False
+            continue
+        try:
+            yield env.timeout(service)
+        except simpy.Interrupt:  # restart: this batch is lost
+            continue
+        w.reply(S.complete(b, env.now), SERVED)
+
+
+def restarter(env, w: _World, at_ms: float):
+    """An operator restarts the server: queue and batcher cleared, the batch in flight lost."""
+    yield env.timeout(at_ms)
+    w.state.restart(env.now, w.open_batch)
+    w.open_batch = []
+    w.batcher_proc.interrupt()
+    if not w.thread_idle:
+        w.thread.interrupt()
+
+
+def run_simpy(sc: Scenario, seed: int):
+    env = simpy.Environment()
+    S = State(sc, seed)
+    w = _World(env, S)
+    env.process(users(env, w))
+    w.batcher_proc = env.process(batcher(env, w))
+    w.thread_idle = False
+    w.thread = env.process(hot_key_thread(env, w))
+    if sc.restart_at_ms is not None:
+        env.process(restarter(env, w, sc.restart_at_ms))
+    # SimPy spends several events per action (put, get, condition, timeout): allow 12x.
+    status = run_bounded(env, sc.horizon_ms, 12 * sc.max_events)
+    if not status.truncated:
+        from ..sim import RunStatus
+
+        status = RunStatus(sc.horizon_ms, status.events, False)
+    return S.finish("simpy", status, w.open_batch)

@@ -1,0 +1,85 @@
+import numpy as np
+import pytest
+import simpy
+from hypothesis import given
+from hypothesis import strategies as st
+
+from hotkeylab.sim import Ledger, LedgerError, Recorder, make_rng, run_bounded
+
+
+def test_rng_is_seeded():
+    assert make_rng(3).random() == make_rng(3).random()
+    with pytest.raises(ValueError, match="seed"):
+        make_rng(-1)
+    with pytest.raises(ValueError, match="seed"):
+        make_rng(1.5)
+
+
+def test_run_bounded_stops_a_zero_delay_loop():
+    env = simpy.Environment()
+
+    def spinner(env):
+        while True:
+            yield env.timeout(0)
+
+    env.process(spinner(env))
+    status = run_bounded(env, until_ms=10.0, max_events=1000)
+    assert status.truncated
+    assert status.events == 1000
+    assert status.t_end_ms == 0.0
+
+
+def test_run_bounded_reaches_horizon():
+    env = simpy.Environment()
+
+    def ticker(env):
+        while True:
+            yield env.timeout(1.0)
+
+    env.process(ticker(env))
+    status = run_bounded(env, until_ms=50.0, max_events=10_000)
+    assert not status.truncated
+    assert status.t_end_ms == 50.0
+
+
+def test_recorder_counts_and_levels():
+    r = Recorder(horizon_ms=1000, window_ms=100, counters=["a"], levels=["q"])
+    r.count("a", 5)
+    r.count("a", 99.9)
+    r.count("a", 150)
+    r.count("a", 5000)  # outside: ignored
+    r.level("q", 50, 2.0)  # q = 0 on [0, 50), 2 from 50
+    r.level("q", 150, 0.0)
+    r.close()
+    w = r.arrays()
+    assert w["t"][:3].tolist() == [0.0, 0.1, 0.2]
+    assert w["a"][:2].tolist() == [20.0, 10.0]  # per second
+    assert w["q"][:3].tolist() == [1.0, 1.0, 0.0]
+    assert len({len(v) for v in w.values()}) == 1
+    with pytest.raises(ValueError, match="window_ms"):
+        Recorder(horizon_ms=10, window_ms=20)
+
+
+@given(st.lists(st.tuples(st.floats(0, 999), st.floats(0, 50)), max_size=30))
+def test_recorder_level_integral_is_exact(changes):
+    r = Recorder(horizon_ms=1000, window_ms=10, levels=["q"])
+    changes = sorted(changes)
+    for t, v in changes:
+        r.level("q", t, v)
+    r.close()
+    area = 0.0
+    last_t, last_v = 0.0, 0.0
+    for t, v in changes:
+        area += last_v * (t - last_t)
+        last_t, last_v = t, v
+    area += last_v * (1000 - last_t)
+    assert np.sum(r.arrays()["q"]) * 10 == pytest.approx(area, rel=1e-9, abs=1e-6)
+
+
+def test_ledger():
+    led = Ledger(arrived=10, served=5, timed_out=2, rejected=1, in_system=2)
+    assert led.check() is led
+    with pytest.raises(LedgerError, match="off by 1"):
+        Ledger(arrived=10, served=5, timed_out=2, rejected=1, in_system=1).check()
+    with pytest.raises(LedgerError, match="negative"):
+        Ledger(arrived=0, served=1, in_system=-1).check()
