@@ -241,7 +241,7 @@ def _batcher_window_ms(lam_per_ms: float, max_rows: int, max_wait_ms: float) -> 
     # E[S_n; S_n <= T] = (n / λ)·P(S_{n+1} <= T).
     p_n = gamma.cdf(T, a=n, scale=1.0 / lam_per_ms)
     p_n1 = gamma.cdf(T, a=n + 1, scale=1.0 / lam_per_ms)
-    return T * (1.0 - p_n) + (n / lam_per_ms) * p_n1
+    return float(T * (1.0 - p_n) + (n / lam_per_ms) * p_n1)
 
 
 def batcher_batch_rate(rate_per_s: float, max_rows: int = 20, max_wait_ms: float = 20.0) -> float:

@@ -66,12 +66,14 @@ class Recorder:
     """Windowed time series over ``[0, horizon_ms)`` in windows of ``window_ms``.
 
     ``count(name, t_ms, k)`` adds ``k`` to the window holding ``t_ms`` (events outside the horizon
-    are ignored); ``level(name, t_ms, value)`` says a level changed to ``value`` at ``t_ms`` and
-    accumulates its time-weighted mean per window. ``arrays()`` returns a dict of equal-length numpy
-    arrays with ``t`` (window start, seconds); counters are per second when ``per_second=True``.
+    are ignored); hot loops may append times straight to the list ``times(name)`` (and weights to
+    ``weights(name)`` for weighted counters). ``level(name, t_ms, value)`` says a level changed to
+    ``value`` at ``t_ms`` and accumulates its time-weighted mean per window. ``arrays()`` returns a
+    dict of equal-length numpy arrays with ``t`` (window start, seconds); counters are per second
+    when ``per_second=True``. Events are binned once, at the end, with numpy.
     """
 
-    def __init__(self, horizon_ms: float, window_ms: float, counters=(), levels=()):
+    def __init__(self, horizon_ms: float, window_ms: float, counters=(), levels=(), weighted=()):
         self.horizon_ms = check_number("horizon_ms", horizon_ms, low=0.0, low_open=True)
         self.window_ms = check_number("window_ms", window_ms, low=0.0, low_open=True)
         if self.window_ms > self.horizon_ms:
@@ -79,14 +81,25 @@ class Recorder:
                 f"window_ms must be <= horizon_ms ({self.horizon_ms:g}), got {self.window_ms:g}"
             )
         self.n = int(math.ceil(self.horizon_ms / self.window_ms - 1e-9))
-        self._counts = {name: [0.0] * self.n for name in counters}
+        self._times = {name: [] for name in (*counters, *weighted)}
+        self._weights = {name: [] for name in weighted}
         self._area = {name: [0.0] * self.n for name in levels}
         self._last = {name: (0.0, 0.0) for name in levels}  # (t_ms, value)
 
+    def times(self, name: str) -> list:
+        """The list of event times of counter ``name`` (append to it in hot loops)."""
+        return self._times[name]
+
+    def weights(self, name: str) -> list:
+        """The list of weights of weighted counter ``name``, parallel to ``times(name)``."""
+        return self._weights[name]
+
     def count(self, name: str, t_ms: float, k: float = 1.0) -> None:
-        i = int(t_ms // self.window_ms)
-        if 0 <= i < self.n:
-            self._counts[name][i] += k
+        if name in self._weights:
+            self._weights[name].append(k)
+        elif k != 1.0:
+            raise ValueError(f"counter {name!r} is not weighted; k must be 1, got {k!r}")
+        self._times[name].append(t_ms)
 
     def level(self, name: str, t_ms: float, value: float) -> None:
         t0, v0 = self._last[name]
@@ -116,8 +129,13 @@ class Recorder:
         w = self.window_ms
         out = {"t": np.arange(self.n) * w / 1000.0}
         scale = 1000.0 / w if per_second else 1.0
-        for name, c in self._counts.items():
-            out[name] = np.asarray(c) * scale
+        for name, ts in self._times.items():
+            t = np.asarray(ts, dtype=float)
+            idx = np.floor_divide(t, w)
+            inside = (idx >= 0) & (idx < self.n)
+            wts = np.asarray(self._weights[name], dtype=float)[inside] if name in self._weights else None
+            counts = np.bincount(idx[inside].astype(np.int64), weights=wts, minlength=self.n)
+            out[name] = counts.astype(float) * scale
         for name, a in self._area.items():
             out[name] = np.asarray(a) / w
         return out

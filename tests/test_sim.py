@@ -43,17 +43,21 @@ def test_run_bounded_reaches_horizon():
 
 
 def test_recorder_counts_and_levels():
-    r = Recorder(horizon_ms=1000, window_ms=100, counters=["a"], levels=["q"])
+    r = Recorder(horizon_ms=1000, window_ms=100, counters=["a"], levels=["q"], weighted=["b"])
     r.count("a", 5)
     r.count("a", 99.9)
     r.count("a", 150)
     r.count("a", 5000)  # outside: ignored
+    r.count("b", 120, 3.0)
+    with pytest.raises(ValueError, match="not weighted"):
+        r.count("a", 10, 2.0)
     r.level("q", 50, 2.0)  # q = 0 on [0, 50), 2 from 50
     r.level("q", 150, 0.0)
     r.close()
     w = r.arrays()
     assert w["t"][:3].tolist() == [0.0, 0.1, 0.2]
     assert w["a"][:2].tolist() == [20.0, 10.0]  # per second
+    assert w["b"][:2].tolist() == [0.0, 30.0]
     assert w["q"][:3].tolist() == [1.0, 1.0, 0.0]
     assert len({len(v) for v in w.values()}) == 1
     with pytest.raises(ValueError, match="window_ms"):

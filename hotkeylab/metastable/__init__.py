@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from ..sim import check_seed
 from ..validate import check_choice
-from .analysis import closed_forms, effective_timeout_queue, recovery, summarise
+from .analysis import closed_forms, drain_time_s, effective_timeout_queue, recovery, summarise
 from .core import Run
 from .scenario import (
     DEGRADED,
@@ -42,6 +42,7 @@ __all__ = [
     "simulate",
     "closed_forms",
     "effective_timeout_queue",
+    "drain_time_s",
     "recovery",
     "summarise",
 ]

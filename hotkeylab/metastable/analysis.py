@@ -8,6 +8,7 @@ import math
 import numpy as np
 
 from .. import capacity
+from ..validate import check_number
 from .scenario import Scenario
 
 __all__ = [
@@ -17,6 +18,7 @@ __all__ = [
     "summarise",
     "closed_forms",
     "effective_timeout_queue",
+    "drain_time_s",
 ]
 
 #: Recovered means goodput is back to at least this share of its pre-trigger level (relative to
@@ -103,7 +105,13 @@ def effective_timeout_queue(sc: Scenario, batch_ms: float | None = None) -> floa
 
 
 def closed_forms(sc: Scenario) -> dict:
-    """The seed's arithmetic for a scenario (batches/s unless said otherwise)."""
+    """The seed's arithmetic for a scenario (batches/s unless said otherwise).
+
+    Demand in batches comes from :func:`capacity.batcher_batch_rate` (most batches close on the
+    20 ms timer, so λ/20 would understate it). Once every attempt times out, each user request is
+    sent ``attempts_per_request_stuck`` times (retries that fit in the user's patience); the storm
+    sustains itself when that demand exceeds one owner's capacity: the batcher's version of the
+    bistable band μ/(R+1) < λ < μ."""
     mu_one = capacity.tps_ceiling(sc.batch_ms)
     mu_two = capacity.alternating_owners_tps([sc.batch_ms, sc.cross_batch_ms])
     lam_normal = capacity.batcher_batch_rate(sc.user_rate_per_s, sc.batch_max_rows, sc.batch_max_wait_ms)
@@ -129,5 +137,14 @@ def closed_forms(sc: Scenario) -> dict:
         "attempts_per_request_stuck": attempts,
         "demand_stuck": lam_storm,
         "growth_stuck": capacity.queue_growth_rate(lam_storm, 0.0, mu_one),
-        "bistable_band_rows": capacity.bistable_band(mu_one * sc.batch_max_rows, retries),
+        "storm_sustains": lam_storm > mu_one,
     }
+
+
+def drain_time_s(sc: Scenario, queue_batches: float) -> float:
+    """Seconds for the server to drain ``queue_batches`` while every request still times out
+    and is retried: ``Q / (μ − retried demand)``; inf when the storm sustains itself. The seed's
+    "只能等积压队列慢慢消化" made quantitative."""
+    q = check_number("queue_batches", queue_batches, low=0.0)
+    growth = closed_forms(sc)["growth_stuck"]
+    return math.inf if growth >= 0 else q / -growth

@@ -39,6 +39,7 @@ WINDOW_COUNTERS = (
     "batches",  # merged commits (per s)
 )
 WINDOW_LEVELS = ("queue", "busy")  # batches waiting (time average); share of time committing
+_WEIGHTED = ("goodput", "processed", "wasted", "dropped")
 
 
 def _splitmix(x: int) -> int:
@@ -153,9 +154,14 @@ class State:
         n = self.arr_t.size
         rng = np.random.default_rng([seed, 0x5EED])
         self._u = rng.random((2, n, _K_PRE))  # stream 0: retry delay, 1: local throttle
-        self.rec = Recorder(sc.horizon_ms, sc.window_ms, counters=WINDOW_COUNTERS, levels=WINDOW_LEVELS)
-        for t in shed.tolist():
-            self.rec.count("degraded", t)
+        counters = [c for c in WINDOW_COUNTERS if c not in _WEIGHTED]
+        self.rec = Recorder(
+            sc.horizon_ms, sc.window_ms, counters=counters, levels=WINDOW_LEVELS, weighted=_WEIGHTED
+        )
+        self.rec.times("degraded").extend(shed.tolist())
+        tl = self.rec.times
+        self._t_offered, self._t_attempts, self._t_retries = tl("offered"), tl("attempts"), tl("retries")
+        self._t_timeouts, self._t_rejected, self._t_gave_up = tl("timeouts"), tl("rejected"), tl("gave_up")
         # per user request
         self.first_t = [0.0] * n
         self.n_att = [0] * n
@@ -177,7 +183,8 @@ class State:
         self.rows = dict(rows_in=0, committed=0, wasted=0, rejected=0, dropped=0, restart_lost=0)
         # client-side policies
         budget = sc.retry.budget
-        self.tokens = budget.max_tokens if isinstance(budget, GrpcThrottle) else 0.0
+        self._grpc = isinstance(budget, GrpcThrottle)
+        self.tokens = budget.max_tokens if self._grpc else 0.0
         self._firsts: deque = deque()
         self._retries: deque = deque()
         self._thr_req: deque = deque()
@@ -196,7 +203,7 @@ class State:
         """User request ``i`` reaches the client at ``t``."""
         self.first_t[i] = t
         self.n_arrived += 1
-        self.rec.count("offered", t)
+        self._t_offered.append(t)
 
     def send(self, i: int, t: float) -> int | None:
         """Client sends the next attempt of request ``i``. Returns the attempt id, or ``None`` if
@@ -207,11 +214,10 @@ class State:
         self.att_req.append(i)
         self.att_deadline.append(t + self.sc.timeout_ms)
         self.att_status.append(PENDING)
-        rec = self.rec
-        rec.count("attempts", t)
+        self._t_attempts.append(t)
         if k > 0:
-            rec.count("retries", t)
-        else:
+            self._t_retries.append(t)
+        elif self.sc.retry.budget is not None:
             self._firsts.append(t)
         thr = self.sc.client_throttle
         if thr is not None:
@@ -233,11 +239,11 @@ class State:
     def _reject(self, a: int, t: float) -> None:
         self.att_status[a] = REJECTED
         self.last_fail[self.att_req[a]] = REJECTED
-        self.rec.count("rejected", t)
+        self._t_rejected.append(t)
         self._on_attempt_failed()
 
     def _on_attempt_failed(self) -> None:
-        if isinstance(self.sc.retry.budget, GrpcThrottle):
+        if self._grpc:
             self.tokens = max(0.0, self.tokens - 1.0)
 
     def timeout(self, a: int, t: float) -> bool:
@@ -247,8 +253,9 @@ class State:
             return False
         self.att_status[a] = TIMED_OUT
         self.last_fail[self.att_req[a]] = TIMED_OUT
-        self.rec.count("timeouts", t)
-        self._on_attempt_failed()
+        self._t_timeouts.append(t)
+        if self._grpc:
+            self.tokens = max(0.0, self.tokens - 1.0)
         return True
 
     def fail(self, i: int, t: float) -> float | None:
@@ -278,7 +285,7 @@ class State:
                 give_up = True
         if give_up:
             self.outcome[i] = self.last_fail[i]
-            self.rec.count("gave_up", t)
+            self._t_gave_up.append(t)
             return None
         self.prev_delay[i] = d
         return d

@@ -1,0 +1,352 @@
+"""The metastable retry storm model (seed 000): contract, calibration, engines, closed forms."""
+
+import math
+from dataclasses import replace
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from hotkeylab import capacity
+from hotkeylab.metastable import (
+    DEGRADED,
+    NORMAL,
+    SEED_INCIDENT,
+    SEED_RETRY,
+    AdaptiveThrottle,
+    CoDel,
+    GrpcThrottle,
+    PercentBudget,
+    RetryPolicy,
+    Scenario,
+    Window,
+    closed_forms,
+    drain_time_s,
+    simulate,
+)
+
+# A compressed timeline for the slower tests: peak from 5 s, second owner 10–30 s, 60 s in all.
+SHORT = replace(
+    SEED_INCIDENT,
+    horizon_ms=60_000.0,
+    peak=Window(5_000.0, math.inf, 1.2),
+    second_owner=Window(10_000.0, 30_000.0),
+)
+
+
+@pytest.fixture(scope="module")
+def seed_run():
+    return simulate(SEED_INCIDENT, engine="fast", seed=0)
+
+
+# ----------------------------------------------------------------------------- the contract
+def test_contract_windows_and_ledger(seed_run):
+    w = seed_run.windows
+    for key in ("t", "offered", "goodput", "timeouts", "retries", "queue"):
+        assert key in w
+    assert len({len(v) for v in w.values()}) == 1
+    assert len(w["t"]) == SEED_INCIDENT.horizon_ms / SEED_INCIDENT.window_ms
+    seed_run.ledger.check()
+    seed_run.check()
+    assert isinstance(seed_run.recovered, bool)
+
+
+def test_seed_incident_stays_stuck_after_isolation(seed_run):
+    """Isolation at 90 s removes the trigger, yet goodput stays ~0 while the server is busy."""
+    w = seed_run.windows
+    last = w["t"] >= w["t"][-1] - 60
+    assert not seed_run.recovered
+    assert w["goodput"][last].mean() < 0.02 * w["offered"][last].mean()
+    assert w["busy"][last].mean() > 0.99  # the hot-key thread is busy all the time …
+    assert w["wasted"][last].sum() > 0.98 * w["processed"][last].sum()  # … with stale work
+    assert w["retries"][last].mean() > 0.9 * w["offered"][last].mean()  # every request retried
+    assert w["queue"][last].mean() > capacity.critical_queue_length(200, 16)
+
+
+def test_trigger_builds_a_queue_past_m_over_n(seed_run):
+    w = seed_run.windows
+    during = (w["t"] >= 60) & (w["t"] < 90)
+    assert w["queue"][during].max() > capacity.critical_queue_length(
+        SEED_INCIDENT.timeout_ms, SEED_INCIDENT.batch_ms
+    )
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        {"retry": RetryPolicy(max_attempts=1)},
+        {"queue_limit": 6},
+        {"degrade": Window(120_000.0, 210_000.0, 0.0)},
+        {"restart_at_ms": 90_000.0},
+    ],
+    ids=["no-retries", "queue-limit-6", "degrade", "restart"],
+)
+def test_the_seeds_fixes_recover(change):
+    run = simulate(replace(SEED_INCIDENT, **change), seed=0)
+    run.check()
+    assert run.recovered
+
+
+def test_degrading_recovers_and_restoring_traffic_stays_healthy():
+    run = simulate(DEGRADED, seed=0)
+    w = run.windows
+    assert run.recovered
+    after = w["t"] >= 215
+    assert w["goodput"][after].sum() >= 0.99 * w["offered"][after].sum()
+    assert w["timeouts"][after].sum() == 0
+
+
+def test_normal_traffic_is_healthy_in_19_of_20_seeds():
+    healthy = 0
+    for seed in range(20):
+        run = simulate(NORMAL, seed=seed)
+        w = run.windows
+        healthy += run.recovered and w["timeouts"].sum() == 0
+    assert healthy >= 19
+
+
+def test_queue_limit_at_the_safe_limit_never_times_out():
+    k = capacity.safe_queue_limit(SEED_INCIDENT.timeout_ms, SEED_INCIDENT.cross_batch_ms, 1.0)
+    run = simulate(replace(SEED_INCIDENT, queue_limit=k), seed=0)
+    assert run.recovered
+    assert run.windows["timeouts"].sum() == 0
+    assert run.windows["queue"].max() <= k
+
+
+def test_restart_fails_when_the_retry_wave_alone_exceeds_capacity():
+    """At higher load with longer patience the in-flight retries refill the queue at once."""
+    sc = replace(SHORT, horizon_ms=120_000.0, restart_at_ms=30_000.0)
+    assert simulate(sc, seed=0).recovered
+    hot = replace(sc, user_rate_per_s=900.0, retry=replace(SEED_RETRY, patience_ms=1000.0))
+    assert not simulate(hot, seed=0).recovered
+
+
+# ----------------------------------------------------------------------------- engines
+ENGINE_CASES = {
+    "seed": SHORT,
+    "degrade": replace(SHORT, degrade=Window(35_000.0, 45_000.0, 0.0)),
+    "restart": replace(SHORT, restart_at_ms=31_000.0),
+    "queue-limit": replace(SHORT, queue_limit=6),
+    "codel-lifo": replace(SHORT, codel=CoDel(), discipline="adaptive_lifo"),
+    "deadline-drop": replace(SHORT, deadline_drop=True),
+    "grpc-throttle": replace(SHORT, retry=replace(SEED_RETRY, budget=GrpcThrottle())),
+    "percent-budget": replace(SHORT, retry=replace(SEED_RETRY, budget=PercentBudget())),
+    "client-throttle": replace(SHORT, client_throttle=AdaptiveThrottle(window_ms=10_000.0)),
+    "backoff-decorrelated": replace(
+        SHORT,
+        retry=RetryPolicy(max_attempts=4, base_ms=10, multiplier=2, cap_ms=400, jitter="decorrelated", patience_ms=2_000),
+    ),
+    "backoff-equal": replace(
+        SHORT, retry=RetryPolicy(max_attempts=3, base_ms=20, multiplier=2, cap_ms=200, jitter="equal")
+    ),
+    "slow-db-suppress": replace(
+        SHORT, second_owner=None, slow_db=Window(10_000.0, 20_000.0, 2.0), suppress_retries=Window(30_000.0, 35_000.0)
+    ),
+}
+
+
+@pytest.mark.parametrize("name", sorted(ENGINE_CASES))
+def test_engines_agree_exactly(name):
+    sc = replace(ENGINE_CASES[name], horizon_ms=45_000.0)
+    fast = simulate(sc, engine="fast", seed=5)
+    ref = simulate(sc, engine="simpy", seed=5)
+    fast.check()
+    ref.check()
+    for key in fast.windows:
+        np.testing.assert_array_equal(fast.windows[key], ref.windows[key], err_msg=key)
+    assert fast.ledger.as_dict() == ref.ledger.as_dict()
+    assert fast.attempt_ledger.as_dict() == ref.attempt_ledger.as_dict()
+    assert fast.server == ref.server
+    assert fast.recovered == ref.recovered
+
+
+def test_same_seed_same_windows_other_seed_differs():
+    a, b, c = (simulate(SHORT, seed=s) for s in (3, 3, 4))
+    for key in a.windows:
+        np.testing.assert_array_equal(a.windows[key], b.windows[key])
+    assert not np.array_equal(a.windows["offered"], c.windows["offered"])
+
+
+# ----------------------------------------------------------------------------- closed forms
+def test_batch_demand_matches_the_batcher_closed_form():
+    run = simulate(replace(NORMAL, peak=None, horizon_ms=200_000.0), seed=2)
+    measured = run.windows["batches"][5:].mean()
+    assert measured == pytest.approx(capacity.batcher_batch_rate(600.0), rel=0.01)
+
+
+def test_two_owners_commit_at_the_alternating_rate(seed_run):
+    w = seed_run.windows
+    busy_two = (w["t"] >= 75) & (w["t"] < 89)  # queue never empty by then
+    assert w["busy"][busy_two].min() == 1.0
+    rate = w["batches"][busy_two].mean()
+    assert rate == pytest.approx(capacity.alternating_owners_tps([16, 27]), rel=0.02)
+    after = w["t"] >= 100
+    assert w["batches"][after].mean() == pytest.approx(capacity.tps_ceiling(16), rel=0.01)
+
+
+def test_stuck_queue_grows_at_the_predicted_rate(seed_run):
+    """Queue growth = (user + retry batches) − consumption; stuck, every request is sent twice."""
+    cf = closed_forms(SEED_INCIDENT)
+    assert cf["attempts_per_request_stuck"] == 2
+    w = seed_run.windows
+    late = w["t"] >= 150
+    attempts_per_user = w["attempts"][late].sum() / w["offered"][late].sum()
+    assert attempts_per_user == pytest.approx(2.0, rel=0.02)
+    slope = np.polyfit(w["t"][late], w["queue"][late], 1)[0]
+    assert slope == pytest.approx(cf["growth_stuck"], rel=0.1)
+
+
+def test_timeouts_start_between_the_effective_and_the_critical_queue(seed_run):
+    """Below (M − T − N)/N batches no one times out; above M/N (plus the batcher) everyone does."""
+    cf = closed_forms(SEED_INCIDENT)
+    w = seed_run.windows
+    low = w["queue"] < cf["effective_queue_one_owner"] - 3
+    high = w["queue"] > cf["critical_queue"] + 3
+    assert low.any() and high.any()
+    assert w["timeouts"][low & (w["t"] > 5)].sum() <= 0.01 * w["attempts"][low].sum()
+    assert w["goodput"][high].sum() <= 0.02 * w["attempts"][high].sum()
+
+
+@pytest.mark.parametrize("rate", [300.0, 500.0, 600.0, 720.0])
+def test_stuck_queue_follows_the_growth_rate_and_drain_time(rate):
+    """After a big trigger every request times out and is sent twice. The queue then moves at
+    growth = batcher(2λ) − μ: it drains in Q / (μ − demand) if growth < 0 (the bistable band's
+    lower side), and the storm sustains itself if growth > 0."""
+    sc = replace(
+        SHORT,
+        user_rate_per_s=rate,
+        peak=None,
+        horizon_ms=120_000.0,
+        second_owner=None,
+        slow_db=Window(10_000.0, 25_000.0, 3.0),
+    )
+    cf = closed_forms(sc)
+    assert cf["demand_normal"] < cf["capacity_one_owner"]  # healthy without a trigger
+    run = simulate(sc, seed=1)
+    run.check()
+    w = run.windows
+    stuck = (w["t"] >= 30) & (w["queue"] > 20)
+    slope = np.polyfit(w["t"][stuck], w["queue"][stuck], 1)[0]
+    assert slope == pytest.approx(cf["growth_stuck"], abs=0.6)
+    q_end = w["queue"][w["t"] == 24][0]  # the backlog when the trigger ends at 25 s
+    drain = drain_time_s(sc, q_end)
+    if cf["storm_sustains"]:
+        assert drain == math.inf and not run.recovered
+    elif drain < 80:  # fits in the horizon: recovered about when the backlog is gone
+        assert run.recovered
+        assert run.recovery_time_s == pytest.approx(drain, abs=2 * 5.0)
+    else:
+        assert not run.recovered  # still draining at the horizon
+
+
+def test_without_retries_every_trigger_is_forgotten():
+    for factor, dur in [(2.0, 10_000.0), (3.0, 20_000.0), (1.5, 30_000.0)]:
+        sc = replace(
+            SHORT,
+            horizon_ms=120_000.0,
+            second_owner=None,
+            slow_db=Window(10_000.0, 10_000.0 + dur, factor),
+            retry=RetryPolicy(max_attempts=1),
+        )
+        assert simulate(sc, seed=0).recovered
+
+
+def test_infinite_timeout_means_no_timeouts():
+    run = simulate(replace(SHORT, timeout_ms=math.inf), seed=0)
+    run.check()
+    assert run.windows["timeouts"].sum() == 0
+    assert run.windows["retries"].sum() == 0
+
+
+# ----------------------------------------------------------------------------- bounded, balanced
+def test_explosive_retries_end_at_the_event_cap():
+    """Unlimited attempts and patience: attempts grow without bound; the cap ends the run."""
+    sc = replace(
+        SHORT,
+        retry=RetryPolicy(max_attempts=math.inf, base_ms=0.0, cap_ms=0.0, jitter="none", min_delay_ms=0.001),
+        max_events=200_000,
+        queue_limit=0,
+    )
+    for engine in ("fast", "simpy"):
+        run = simulate(replace(sc, horizon_ms=20_000.0), engine=engine, seed=0)
+        assert run.truncated
+        assert not run.recovered
+        run.check()
+
+
+scenario_params = st.fixed_dictionaries(
+    {
+        "user_rate_per_s": st.floats(0.0, 1500.0),
+        "batch_max_rows": st.integers(1, 40),
+        "batch_max_wait_ms": st.floats(0.0, 50.0),
+        "batch_ms": st.floats(1.0, 40.0),
+        "timeout_ms": st.one_of(st.floats(5.0, 500.0), st.just(math.inf)),
+        "queue_limit": st.one_of(st.none(), st.integers(0, 30)),
+        "deadline_drop": st.booleans(),
+        "discipline": st.sampled_from(["fifo", "adaptive_lifo"]),
+        "codel": st.one_of(st.none(), st.just(CoDel())),
+        "client_throttle": st.one_of(st.none(), st.just(AdaptiveThrottle(window_ms=2_000.0))),
+        "restart_at_ms": st.one_of(st.none(), st.floats(0.0, 4_000.0)),
+        "retry": st.builds(
+            RetryPolicy,
+            max_attempts=st.one_of(st.integers(1, 6), st.just(math.inf)),
+            base_ms=st.floats(0.0, 100.0),
+            multiplier=st.floats(1.0, 3.0),
+            cap_ms=st.floats(0.0, 500.0),
+            jitter=st.sampled_from(["none", "full", "equal", "decorrelated"]),
+            patience_ms=st.one_of(st.floats(0.0, 2_000.0), st.just(math.inf)),
+            budget=st.one_of(st.none(), st.just(GrpcThrottle()), st.just(PercentBudget())),
+        ),
+    }
+)
+
+
+@settings(max_examples=30, deadline=None)
+@given(params=scenario_params, seed=st.integers(0, 2**32 - 1))
+def test_ledgers_balance_for_random_scenarios(params, seed):
+    sc = replace(
+        SEED_INCIDENT,
+        **params,
+        horizon_ms=5_000.0,
+        window_ms=500.0,
+        warmup_ms=0.0,
+        peak=Window(1_000.0, 3_000.0, 1.5),
+        second_owner=Window(1_000.0, 2_500.0),
+        max_events=60_000,
+    )
+    run = simulate(sc, seed=seed)
+    run.check()  # users, attempts and server rows all balance
+    led = run.ledger
+    assert led.arrived == round(run.windows["offered"].sum() * sc.window_ms / 1000.0)
+    assert run.attempt_ledger.arrived >= led.arrived - led.in_system
+
+
+# ----------------------------------------------------------------------------- bad input
+@pytest.mark.parametrize(
+    "make, name",
+    [
+        (lambda: Scenario(user_rate_per_s=-1), "user_rate_per_s"),
+        (lambda: Scenario(batch_ms=0), "batch_ms"),
+        (lambda: Scenario(timeout_ms=float("nan")), "timeout_ms"),
+        (lambda: Scenario(batch_max_rows=0), "batch_max_rows"),
+        (lambda: Scenario(queue_limit=-1), "queue_limit"),
+        (lambda: Scenario(discipline="random"), "discipline"),
+        (lambda: Scenario(horizon_ms=0), "horizon_ms"),
+        (lambda: Scenario(degrade=Window(0, 10, 2.0)), "degrade.factor"),
+        (lambda: Scenario(retry="twice"), "retry"),
+        (lambda: Window(10, 5), "Window.end_ms"),
+        (lambda: RetryPolicy(max_attempts=0), "max_attempts"),
+        (lambda: RetryPolicy(jitter="some"), "jitter"),
+        (lambda: RetryPolicy(multiplier=0.5), "multiplier"),
+        (lambda: RetryPolicy(min_delay_ms=0), "min_delay_ms"),
+        (lambda: CoDel(target_ms=10, interval_ms=5), "interval_ms"),
+        (lambda: GrpcThrottle(max_tokens=0), "max_tokens"),
+        (lambda: simulate(SHORT, engine="turbo"), "engine"),
+        (lambda: simulate(SHORT, seed=-3), "seed"),
+        (lambda: simulate("SEED_INCIDENT"), "scenario"),
+    ],
+)
+def test_bad_parameters_raise_value_error_naming_them(make, name):
+    with pytest.raises(ValueError, match=name):
+        make()
