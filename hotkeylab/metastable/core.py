@@ -180,7 +180,7 @@ class State:
         self.turn = 0
         self.last_empty_t = 0.0
         self.next_bid = 0
-        self.rows = dict(rows_in=0, committed=0, wasted=0, rejected=0, dropped=0, restart_lost=0)
+        self.rows = dict(committed=0, wasted=0, rejected=0, dropped=0, restart_lost=0)
         # client-side policies
         budget = sc.retry.budget
         self._grpc = isinstance(budget, GrpcThrottle)
@@ -191,12 +191,31 @@ class State:
         self._thr_acc: deque = deque()
         self.budget_denied = 0
         self.throttled = 0
+        self._rows_in = 0
+        # the policy's fields, looked up once (these methods run once per attempt)
+        pol = sc.retry
+        self._M = sc.timeout_ms
+        self._thr = sc.client_throttle
+        self._budget = budget
+        self._max_att = pol.max_attempts
+        self._suppress = sc.suppress_retries
+        self._jitter = pol.jitter
+        self._base, self._mult, self._cap = pol.base_ms, pol.multiplier, pol.cap_ms
+        self._min_delay, self._patience = pol.min_delay_ms, pol.patience_ms
+        self._u_retry: list | None = None  # stream 0 as a flat list, made on the first retry
 
     # ------------------------------------------------------------------ randomness
     def uniform(self, i: int, k: int, stream: int) -> float:
         if k < _K_PRE:
             return float(self._u[stream, i, k])
         return hashed_uniform(self.seed, i, k, stream)
+
+    def _retry_uniform(self, i: int, k: int) -> float:
+        if k < _K_PRE:
+            if self._u_retry is None:
+                self._u_retry = self._u[0].ravel().tolist()
+            return self._u_retry[i * _K_PRE + k]
+        return hashed_uniform(self.seed, i, k, 0)
 
     # ------------------------------------------------------------------ clients
     def arrive(self, i: int, t: float) -> None:
@@ -212,14 +231,14 @@ class State:
         self.n_att[i] = k + 1
         a = len(self.att_req)
         self.att_req.append(i)
-        self.att_deadline.append(t + self.sc.timeout_ms)
+        self.att_deadline.append(t + self._M)
         self.att_status.append(PENDING)
         self._t_attempts.append(t)
         if k > 0:
             self._t_retries.append(t)
-        elif self.sc.retry.budget is not None:
+        elif self._budget is not None:
             self._firsts.append(t)
-        thr = self.sc.client_throttle
+        thr = self._thr
         if thr is not None:
             self._thr_req.append(t)
             lo = t - thr.window_ms
@@ -233,7 +252,7 @@ class State:
                 self.throttled += 1
                 self._reject(a, t)
                 return None
-        self.rows["rows_in"] += 1
+        self._rows_in += 1
         return a
 
     def _reject(self, a: int, t: float) -> None:
@@ -262,25 +281,27 @@ class State:
         """Request ``i``'s latest attempt failed at ``t``: the delay (ms) before its retry, or
         ``None`` if the user gives up (attempts exhausted, retries suppressed, over budget, out of
         patience). Engines schedule the retry at ``t + delay``."""
-        sc, pol = self.sc, self.sc.retry
         k = self.n_att[i]  # attempts made; the next retry is number k
-        give_up = k >= pol.max_attempts or (sc.suppress_retries is not None and sc.suppress_retries.contains(t))
+        sup = self._suppress
+        give_up = k >= self._max_att or (sup is not None and sup.start_ms <= t < sup.end_ms)
         if not give_up:
-            u = self.uniform(i, k, 0)
-            if pol.jitter == "decorrelated":
-                prev = self.prev_delay[i] or pol.base_ms
-                hi = max(pol.base_ms, 3.0 * prev)
-                d = min(pol.cap_ms, pol.base_ms + u * (hi - pol.base_ms))
+            u = self._retry_uniform(i, k)
+            jitter, base, cap = self._jitter, self._base, self._cap
+            if jitter == "decorrelated":
+                prev = self.prev_delay[i] or base
+                hi = max(base, 3.0 * prev)
+                d = min(cap, base + u * (hi - base))
             else:
-                d = min(pol.cap_ms, pol.base_ms * pol.multiplier ** (k - 1))
-                if pol.jitter == "full":
+                d = min(cap, base * self._mult ** (k - 1))
+                if jitter == "full":
                     d = u * d
-                elif pol.jitter == "equal":
+                elif jitter == "equal":
                     d = 0.5 * d + u * 0.5 * d
-            d = max(d, pol.min_delay_ms)
-            if t + d - self.first_t[i] > pol.patience_ms:
+            if d < self._min_delay:
+                d = self._min_delay
+            if t + d - self.first_t[i] > self._patience:
                 give_up = True
-            elif not self._budget_allows(t):
+            elif self._budget is not None and not self._budget_allows(t):
                 self.budget_denied += 1
                 give_up = True
         if give_up:
@@ -445,7 +466,7 @@ class State:
         waiting = len(batcher_atts) + sum(len(b.atts) for b in self.queue)
         if self.in_service is not None:
             waiting += len(self.in_service.atts)
-        server = dict(self.rows, waiting=waiting, budget_denied=self.budget_denied, throttled=self.throttled)
+        server = dict(self.rows, rows_in=self._rows_in, waiting=waiting, budget_denied=self.budget_denied, throttled=self.throttled)
         run = Run(self.sc, self.seed, engine, w, ledger, att_ledger, server, status)
         run.recovered, run.recovery_time_s = recovery(run)
         run.summary = summarise(run)
