@@ -47,6 +47,8 @@ def run_fast(sc: Scenario, seed: int):
     while True:
         ta = arr[ai] if ai < n_arr else inf
         th = heap[0][0] if heap else inf
+        while timers and att_status[timers[0]]:  # answered before its deadline: no event
+            timers.popleft()
         td = att_deadline[timers[0]] if timers else inf
         if td < ta and td < th:
             if td > H:
@@ -55,9 +57,6 @@ def run_fast(sc: Scenario, seed: int):
                 break
             events += 1
             x = timers.popleft()
-            if att_status[x]:  # answered (or refused) before its deadline: nothing happens
-                t = td
-                continue
             if timeout(x, td):
                 d = fail(att_req[x], td)
                 if d is not None:

@@ -27,6 +27,7 @@ class _World:
         self.inbox = simpy.Store(env)  # attempts on their way into the batcher
         self.replies: dict = {}  # attempt -> event the client waits on
         self.open_batch: list = []
+        self.unbatched: set = set()  # sent, not yet in a closed batch (inbox or open batch)
         self.wake = env.event()  # the idle hot-key thread waits on this
         self.thread_idle = True
         self.thread = None
@@ -61,6 +62,7 @@ def client(env, w: _World, i: int):
             delay = S.fail(i, env.now)
         else:
             reply = w.replies[a] = env.event()
+            w.unbatched.add(a)
             yield w.inbox.put(a)
             if math.isinf(M):
                 yield reply
@@ -98,6 +100,7 @@ def batcher(env, w: _World):
                 w.open_batch.append(get.value)
                 get = None
             atts, w.open_batch = w.open_batch, []
+            w.unbatched.difference_update(atts)
             w.reply(S.close_batch(atts, env.now), REJECTED)
             w.kick()
         except simpy.Interrupt:  # restart: the open batch is gone
@@ -128,7 +131,9 @@ def hot_key_thread(env, w: _World):
 def restarter(env, w: _World, at_ms: float):
     """An operator restarts the server: queue and batcher cleared, the batch in flight lost."""
     yield env.timeout(at_ms)
-    w.state.restart(env.now, w.open_batch)
+    w.state.restart(env.now, sorted(w.unbatched))
+    w.unbatched.clear()
+    w.inbox.items.clear()
     w.open_batch = []
     w.batcher_proc.interrupt()
     if not w.thread_idle:
@@ -151,4 +156,4 @@ def run_simpy(sc: Scenario, seed: int):
         from ..sim import RunStatus
 
         status = RunStatus(sc.horizon_ms, status.events, False)
-    return S.finish("simpy", status, w.open_batch)
+    return S.finish("simpy", status, sorted(w.unbatched))
