@@ -1,0 +1,61 @@
+"""Exercises of notebook 03 · Split routing. Expected answers are computed by the package."""
+
+from __future__ import annotations
+
+from .. import capacity, routing
+from ..exercises import close_to, exercise
+
+#: Exercise 1's layout: servers in three datacentres, clients in all three, primary in B.
+THREE_DC_LAYOUT = routing.make_layout({"A": 2, "B": 4, "C": 3}, primary_dc="B")
+
+
+def owners_three_dcs() -> int:
+    """Servers that process the hot key when every datacentre routes on its own filterRegion list."""
+    return len({s.name for s in routing.owners_by_dc(THREE_DC_LAYOUT).values()})
+
+
+def backlog_seconds() -> float:
+    """Seconds for the two-owner backlog to reach the critical queue M / mean(N) at the peak."""
+    sc = routing.SEED_INCIDENT
+    mean_batch_ms = sum(sc.owners_ms) / len(sc.owners_ms)
+    growth = capacity.queue_growth_rate(
+        routing.demand_batches_per_s(sc, peak=True), 0.0, capacity.alternating_owners_tps(sc.owners_ms)
+    )
+    return capacity.critical_queue_length(sc.timeout_ms, mean_batch_ms) / growth
+
+
+@exercise("03.owners_three_dcs")
+def _owners_three_dcs(answer):
+    expected = owners_three_dcs()
+    try:
+        a = int(answer)
+    except (TypeError, ValueError):
+        return False, f"expected a whole number of servers, got {answer!r}"
+    if a == expected:
+        return True, (f"{a}: one owner per datacentre that has servers — each filterRegion list "
+                      "picks its own.")
+    if a == 1:
+        return False, "1 would need every client to route on the same list. Which list does a client in A use?"
+    return False, f"{a} is not it. Count the datacentres that have both clients and servers."
+
+
+@exercise("03.remap_modulo_12")
+def _remap_modulo_12(answer):
+    expected = routing.remap_fraction_closed(12, "modulo")
+    if isinstance(answer, (int, float)) and abs(float(answer) - routing.remap_fraction_closed(12, "consistent")) < 1e-3:
+        return False, "1/12 is what consistent or rendezvous hashing would move; modulo moves far more."
+    return close_to(answer, expected, rel=0.02, unit="of keys",
+                    hint="A key stays only if h mod 12 and h mod 11 name the same server.")
+
+
+@exercise("03.backlog_seconds")
+def _backlog_seconds(answer):
+    return close_to(answer, backlog_seconds(), rel=0.05, unit="s",
+                    hint="Critical queue M / mean batch time, divided by demand − capacity in batches/s.")
+
+
+@exercise("03.global_c_owner_tps")
+def _global_c_owner_tps(answer):
+    expected = routing.hot_key_tps([routing.SEED_LAYOUT.by_name("c1")])
+    return close_to(answer, expected, rel=0.02, unit="merged commits/s",
+                    hint="One owner, alone on the lock, with the cross-datacentre batch time.")
