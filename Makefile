@@ -5,7 +5,7 @@ PY      = $(VENV)/bin/python
 STAMP   = $(VENV)/.installed-stamp
 NBVAL   = --nbval-lax --nbval-current-env --nbval-sanitize-with tests/nbval_sanitize.cfg
 
-.PHONY: lab test unit nbval notebooks lint bench clean
+.PHONY: lab test unit nbval notebooks lint bench book clean
 
 $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -43,5 +43,13 @@ lint: $(STAMP)
 bench: $(STAMP)
 	for b in benchmarks/bench_*.py; do $(PY) $$b || exit 1; done
 
+## make book: a static site of every notebook from its stored outputs (offline), in _build/book
+book: $(STAMP)
+	rm -rf _build/src && mkdir -p _build/src
+	cp book/_config.yml book/_toc.yml _build/src/
+	cp -r notebooks _build/src/notebooks
+	$(VENV)/bin/jupyter-book build _build/src --path-output _build/book -q
+	@echo "open _build/book/_build/html/index.html"
+
 clean:
-	rm -rf $(VENV) .pytest_cache .hypothesis .ruff_cache
+	rm -rf $(VENV) .pytest_cache .hypothesis .ruff_cache _build
