@@ -1,0 +1,340 @@
+"""hotkeylab.hot_row: the hot row under S2PL, the group commit, and M/D/1 on the lock."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import replace
+
+import matplotlib
+
+matplotlib.use("Agg")
+
+import matplotlib.pyplot as plt
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from hotkeylab import capacity, hot_row
+from hotkeylab.hot_row import (
+    SEED_GROUP_COMMIT,
+    SEED_LOCK,
+    SEED_ROW,
+    GroupCommit,
+    HotRow,
+    OpenLoop,
+    simulate_group_commit,
+    simulate_open_loop,
+    simulate_threads,
+    sweep_threads,
+)
+
+
+@pytest.fixture(autouse=True)
+def _close_figures():
+    yield
+    plt.close("all")
+
+
+# --------------------------------------------------------------------------- presets
+def test_presets_carry_the_seed_numbers():
+    assert SEED_ROW.hold_ms == pytest.approx(2.9)
+    assert capacity.tps_ceiling(SEED_ROW.hold_ms) == pytest.approx(344.8, abs=0.05)
+    assert capacity.tps_ceiling(hot_row.SEED_ROW_CROSS_DC.hold_ms) == pytest.approx(144.9, abs=0.05)
+    assert (SEED_GROUP_COMMIT.max_rows, SEED_GROUP_COMMIT.max_wait_ms, SEED_GROUP_COMMIT.commit_ms) == (20, 20, 16)
+    assert SEED_LOCK.rho == pytest.approx(0.5)
+
+
+# --------------------------------------------------------------------------- (a) closed loop
+def test_tps_plateaus_at_the_lock_ceiling():
+    sweep = sweep_threads(SEED_ROW, threads=[1, 2, 4, 8, 16, 32], seed=0)
+    ceiling = capacity.tps_ceiling(SEED_ROW.hold_ms)
+    assert sweep.ceiling_tps == pytest.approx(ceiling)
+    # one thread also spends a round trip outside the lock, so it stays below the ceiling
+    assert sweep.tps[0] == pytest.approx(1000 / (SEED_ROW.hold_ms + SEED_ROW.outside_ms), rel=0.01)
+    assert sweep.tps[0] < 0.9 * ceiling
+    # from 2 threads on the lock is never idle: flat at 1000 / hold, never above it
+    for tps in sweep.tps[1:]:
+        assert tps == pytest.approx(ceiling, rel=0.01)
+    np.testing.assert_allclose(sweep.tps, sweep.tps_closed_form, rtol=0.01)
+    # 32 threads do not beat 2
+    assert sweep.tps[-1] <= sweep.tps[1] * 1.01
+
+
+def test_plateau_holds_with_random_hold_times():
+    sc = replace(SEED_ROW, threads=16, hold_cv=0.5, horizon_ms=20_000.0, warmup_ms=500.0)
+    run = simulate_threads(sc, seed=3)
+    assert run.tps == pytest.approx(capacity.tps_ceiling(sc.hold_ms), rel=0.03)
+
+
+@pytest.mark.parametrize("threads", [1, 4, 16, 32])
+def test_latency_follows_littles_law(threads):
+    run = simulate_threads(SEED_ROW, seed=1, threads=threads, horizon_ms=3000.0)
+    # L = λ W: the threads are the customers, TPS the rate, latency the time in system
+    assert capacity.littles_law(rate_per_s=run.tps, time_in_system_ms=run.mean_latency_ms) == pytest.approx(
+        threads, rel=0.02
+    )
+    assert run.mean_latency_ms == pytest.approx(hot_row.closed_loop_latency_ms(run.scenario), rel=0.02)
+    if threads >= 2:  # at the plateau: latency = threads × hold
+        assert run.mean_latency_ms == pytest.approx(threads * SEED_ROW.hold_ms, rel=0.02)
+
+
+def test_lock_intervals_never_overlap_and_feed_the_gantt():
+    run = simulate_threads(SEED_ROW, seed=0, threads=4, horizon_ms=200.0)
+    ivs = sorted(run.holds, key=lambda iv: iv.start)
+    assert len(ivs) == run.ledger.served
+    for a, b in zip(ivs, ivs[1:], strict=False):
+        assert a.end <= b.start + 1e-9  # S2PL: one owner at a time
+    assert {iv.owner for iv in ivs} == {f"thread {i}" for i in range(1, 5)}
+    ax = hot_row.plot_gantt(run, t_max_ms=30.0)
+    assert len(ax.get_yticks()) == 4
+
+
+# --------------------------------------------------------------------------- (c) group commit
+@pytest.mark.parametrize(
+    "changes",
+    [
+        {},  # the seed: 600/s, 20 rows / 20 ms
+        {"rate_per_s": 1500.0},  # most batches fill up to 20 rows
+        {"rate_per_s": 300.0, "max_wait_ms": 5.0, "commit_ms": 4.0},
+        {"rate_per_s": 600.0, "servers": 2},  # each batcher sees half the requests
+    ],
+)
+def test_batch_rate_matches_the_closed_form(changes):
+    run = simulate_group_commit(SEED_GROUP_COMMIT, seed=2, horizon_ms=30_000.0, **changes)
+    s = run.summary
+    assert s["batch_rate_per_s"] == pytest.approx(hot_row.group_commit_batch_rate(run.scenario), rel=0.02)
+    assert s["batch_rate_closed_form"] == pytest.approx(hot_row.group_commit_batch_rate(run.scenario))
+    mean_rows = capacity.batcher_mean_batch_size(
+        run.scenario.rate_per_s / run.scenario.servers, run.scenario.max_rows, run.scenario.max_wait_ms
+    )
+    assert s["mean_batch_rows"] == pytest.approx(mean_rows, rel=0.03)
+
+
+def test_seed_load_closes_most_batches_on_the_timer():
+    run = simulate_group_commit(SEED_GROUP_COMMIT, seed=0)
+    s = run.summary
+    assert s["timer_share"] > 0.9
+    assert s["batch_rate_per_s"] > 1.4 * SEED_GROUP_COMMIT.rate_per_s / SEED_GROUP_COMMIT.max_rows
+    assert s["rho"] < 1 and s["lock_utilisation"] == pytest.approx(s["rho"], rel=0.03)
+    assert s["rows_per_s"] == pytest.approx(SEED_GROUP_COMMIT.rate_per_s, rel=0.03)
+    # a request waits at most max_wait_ms in the batcher, then its own commit (and any queue)
+    assert s["mean_latency_ms"] > SEED_GROUP_COMMIT.commit_ms
+    assert run.latency_ms.min() >= SEED_GROUP_COMMIT.commit_ms - 1e-9
+    assert run.batch_rows.max() <= SEED_GROUP_COMMIT.max_rows
+
+
+def test_two_servers_overload_the_row_one_server_does_not():
+    one = simulate_group_commit(SEED_GROUP_COMMIT, seed=0, horizon_ms=10_000.0)
+    two = simulate_group_commit(SEED_GROUP_COMMIT, seed=0, horizon_ms=10_000.0, servers=2)
+    assert one.summary["rho"] < 1 < two.summary["rho"]
+    assert two.summary["lock_utilisation"] == pytest.approx(1.0, abs=0.01)
+    assert two.summary["rows_per_s"] < 0.85 * one.summary["rows_per_s"]
+    assert two.summary["mean_latency_ms"] > 10 * one.summary["mean_latency_ms"]
+
+
+def test_more_threads_per_server_add_lock_waiters_not_throughput():
+    base = replace(SEED_GROUP_COMMIT, rate_per_s=1000.0, horizon_ms=15_000.0)
+    one = simulate_group_commit(base, seed=4)
+    four = simulate_group_commit(base, seed=4, threads_per_server=4)
+    assert four.summary["rows_per_s"] == pytest.approx(one.summary["rows_per_s"], rel=0.01)
+    assert one.summary["mean_lock_waiters"] < four.summary["mean_lock_waiters"]
+
+
+# --------------------------------------------------------------------------- (d) M/D/1 on the lock
+@pytest.mark.parametrize("rho", [0.2, 0.5, 0.8])
+def test_md1_wait_within_5_percent_of_pollaczek_khinchine(rho):
+    # ~1.1 M transactions at ρ = 0.8: the spread over seeds is ~0.8 %, so 5 % is > 6 sd away
+    sc = SEED_LOCK.at_load(rho, horizon_ms=4_000_000.0, max_events=50_000_000)
+    run = simulate_open_loop(sc, seed=11, engine="fast")
+    expected = capacity.md1_mean_wait_ms(sc.rate_per_s, sc.hold_ms)
+    assert run.summary["samples"] > 200_000
+    assert run.mean_wait_ms == pytest.approx(expected, rel=0.05)
+
+
+def test_mm1_wait_within_5_percent_of_pollaczek_khinchine():
+    sc = SEED_LOCK.at_load(0.5, hold_cv=1.0, horizon_ms=4_000_000.0, max_events=50_000_000)
+    run = simulate_open_loop(sc, seed=12, engine="fast")
+    assert run.mean_wait_ms == pytest.approx(capacity.pk_mean_wait_ms(sc.rate_per_s, sc.hold_ms, 1.0), rel=0.05)
+
+
+def test_simpy_engine_within_5_percent_at_half_load():
+    sc = SEED_LOCK.at_load(0.5, horizon_ms=1_000_000.0)  # ~170 000 transactions
+    run = simulate_open_loop(sc, seed=5, engine="simpy")
+    assert run.mean_wait_ms == pytest.approx(capacity.md1_mean_wait_ms(sc.rate_per_s, sc.hold_ms), rel=0.05)
+
+
+@pytest.mark.parametrize("rho,cv", [(0.5, 0.0), (0.9, 0.7), (1.3, 0.0)])
+def test_simpy_and_fast_engines_give_the_same_waits(rho, cv):
+    sc = SEED_LOCK.at_load(rho, hold_cv=cv, horizon_ms=5_000.0, warmup_ms=0.0)
+    a = simulate_open_loop(sc, seed=7, engine="simpy")
+    b = simulate_open_loop(sc, seed=7, engine="fast")
+    assert a.ledger.as_dict() == b.ledger.as_dict()
+    np.testing.assert_allclose(a.arrival_ms, b.arrival_ms, rtol=0, atol=1e-9)
+    np.testing.assert_allclose(a.wait_ms, b.wait_ms, rtol=0, atol=1e-6)
+
+
+# --------------------------------------------------------------------------- determinism, bounds
+def test_same_seed_same_result_other_seed_other_result():
+    a = simulate_group_commit(SEED_GROUP_COMMIT, seed=9, horizon_ms=5_000.0, warmup_ms=500.0)
+    b = simulate_group_commit(SEED_GROUP_COMMIT, seed=9, horizon_ms=5_000.0, warmup_ms=500.0)
+    c = simulate_group_commit(SEED_GROUP_COMMIT, seed=10, horizon_ms=5_000.0, warmup_ms=500.0)
+    assert a.summary == b.summary and a.ledger == b.ledger
+    np.testing.assert_array_equal(a.latency_ms, b.latency_ms)
+    assert a.summary != c.summary
+    t1 = simulate_threads(SEED_ROW, seed=4, threads=5, hold_cv=0.3)
+    t2 = simulate_threads(SEED_ROW, seed=4, threads=5, hold_cv=0.3)
+    assert t1.holds == t2.holds and t1.summary == t2.summary
+    o1 = simulate_open_loop(SEED_LOCK, seed=4, engine="fast")
+    o2 = simulate_open_loop(SEED_LOCK, seed=4, engine="fast")
+    np.testing.assert_array_equal(o1.wait_ms, o2.wait_ms)
+
+
+def test_overload_ends_at_the_horizon_with_the_books_balanced():
+    # ρ > 1 on the lock: batches of one row at 3000 requests/s against 62.5 commits/s
+    run = simulate_group_commit(SEED_GROUP_COMMIT, seed=0, rate_per_s=3000.0, max_rows=1, horizon_ms=2_000.0,
+                                warmup_ms=100.0)  # fmt: skip
+    assert run.summary["rho"] > 40
+    assert not run.status.truncated and run.status.t_end_ms <= 2_000.0
+    assert run.ledger.in_system > 0.9 * run.ledger.arrived
+    run.ledger.check()
+    # the event cap stops an overloaded run early, still balanced
+    capped = simulate_group_commit(SEED_GROUP_COMMIT, seed=0, rate_per_s=3000.0, max_rows=1, max_events=5_000)
+    assert capped.status.truncated and capped.status.events == 5_000
+    capped.ledger.check()
+    for engine in ("simpy", "fast"):
+        o = simulate_open_loop(SEED_LOCK.at_load(1.5, horizon_ms=10_000.0, max_events=2_000), seed=0, engine=engine)
+        assert o.status.truncated
+        o.ledger.check()
+        assert o.ledger.in_system > 0
+    assert math.isinf(SEED_LOCK.at_load(1.5).closed_form_wait_ms())
+
+
+# --------------------------------------------------------------------------- ledgers (property tests)
+@settings(max_examples=25, deadline=None)
+@given(
+    threads=st.integers(1, 12),
+    rtt_ms=st.floats(0.0, 3.0),
+    round_trips=st.integers(0, 12),
+    hold_cv=st.sampled_from([0.0, 0.3, 1.0]),
+    horizon_ms=st.floats(5.0, 300.0),
+    seed=st.integers(0, 2**31),
+)
+def test_closed_loop_ledger_balances(threads, rtt_ms, round_trips, hold_cv, horizon_ms, seed):
+    sc = HotRow(rtt_ms=rtt_ms, round_trips=round_trips, threads=threads, hold_cv=hold_cv,
+                horizon_ms=horizon_ms, warmup_ms=0.0)  # fmt: skip
+    run = simulate_threads(sc, seed=seed)
+    run.ledger.check()
+    assert run.ledger.in_system <= threads
+    assert run.ledger.served == len(run.holds)
+
+
+@settings(max_examples=25, deadline=None)
+@given(
+    rate_per_s=st.floats(0.0, 2500.0),
+    max_rows=st.integers(1, 30),
+    max_wait_ms=st.floats(0.0, 40.0),
+    commit_ms=st.floats(0.5, 40.0),
+    servers=st.integers(1, 3),
+    threads_per_server=st.integers(1, 3),
+    horizon_ms=st.floats(50.0, 1500.0),
+    seed=st.integers(0, 2**31),
+)
+def test_group_commit_ledger_balances(rate_per_s, max_rows, max_wait_ms, commit_ms, servers, threads_per_server,
+                                      horizon_ms, seed):  # fmt: skip
+    sc = GroupCommit(rate_per_s=rate_per_s, max_rows=max_rows, max_wait_ms=max_wait_ms, commit_ms=commit_ms,
+                     servers=servers, threads_per_server=threads_per_server, horizon_ms=horizon_ms,
+                     warmup_ms=0.0, window_ms=horizon_ms / 2)  # fmt: skip
+    run = simulate_group_commit(sc, seed=seed)
+    run.ledger.check()
+    assert run.ledger.served == run.latency_ms.size
+    assert (run.batch_rows <= max_rows).all()
+
+
+@settings(max_examples=25, deadline=None)
+@given(
+    rho=st.floats(0.0, 2.0),
+    hold_ms=st.floats(0.1, 30.0),
+    hold_cv=st.sampled_from([0.0, 0.5, 1.0]),
+    horizon_ms=st.floats(10.0, 3000.0),
+    engine=st.sampled_from(["simpy", "fast"]),
+    seed=st.integers(0, 2**31),
+)
+def test_open_loop_ledger_balances(rho, hold_ms, hold_cv, horizon_ms, engine, seed):
+    sc = OpenLoop(hold_ms=hold_ms, hold_cv=hold_cv, horizon_ms=horizon_ms, warmup_ms=0.0).at_load(rho)
+    run = simulate_open_loop(sc, seed=seed, engine=engine)
+    run.ledger.check()
+    assert (run.wait_ms >= -1e-9).all()
+
+
+# --------------------------------------------------------------------------- bad input
+@pytest.mark.parametrize(
+    "make,name",
+    [
+        (lambda: HotRow(rtt_ms=-1), "rtt_ms"),
+        (lambda: HotRow(threads=0), "threads"),
+        (lambda: HotRow(hold_cv=math.nan), "hold_cv"),
+        (lambda: HotRow(warmup_ms=2000.0), "warmup_ms"),
+        (lambda: HotRow(rtt_ms=0, statement_ms=0), "rtt_ms"),
+        (lambda: GroupCommit(max_rows=0), "max_rows"),
+        (lambda: GroupCommit(max_wait_ms=-5), "max_wait_ms"),
+        (lambda: GroupCommit(commit_ms=0), "commit_ms"),
+        (lambda: GroupCommit(servers=1.5), "servers"),
+        (lambda: GroupCommit(rate_per_s=math.inf), "rate_per_s"),
+        (lambda: OpenLoop(hold_ms=0), "hold_ms"),
+        (lambda: SEED_LOCK.at_load(-0.1), "rho"),
+        (lambda: simulate_threads(SEED_ROW, seed=-1), "seed"),
+        (lambda: simulate_open_loop(SEED_LOCK, engine="ciw"), "engine"),
+        (lambda: simulate_group_commit(SEED_GROUP_COMMIT, threads_per_server=0), "threads_per_server"),
+        (lambda: sweep_threads(SEED_ROW, threads=[1, 0]), "threads"),
+        (lambda: sweep_threads(SEED_ROW, threads=[]), "threads"),
+    ],
+)
+def test_bad_input_names_the_parameter(make, name):
+    with pytest.raises(ValueError, match=name):
+        make()
+
+
+# --------------------------------------------------------------------------- widgets, kernel-side
+def _child(w, description):
+    return next(c for c in w.children if getattr(c, "description", None) == description)
+
+
+def test_threads_widget_callback():
+    w = hot_row.widget_threads()  # the same interactive the notebook displays
+    assert w.result["threads"] == 8
+    _child(w, "worker threads").value = 32
+    w.update()
+    assert w.result["threads"] == 32
+    assert w.result["tps"] == pytest.approx(capacity.tps_ceiling(SEED_ROW.hold_ms), rel=0.01)
+    _child(w, "RTT (ms)").value = 1.5
+    w.update()
+    assert w.result["tps"] == pytest.approx(capacity.tps_ceiling(capacity.lock_hold_ms(1.5)), rel=0.01)
+    assert w.result["mean_latency_ms"] == pytest.approx(32 * capacity.lock_hold_ms(1.5), rel=0.02)
+
+
+def test_batching_widget_callback():
+    w = hot_row.widget_batching()
+    assert w.result["rho"] < 1
+    _child(w, "servers").value = 2
+    w.update()
+    assert w.result["rho"] > 1
+    assert w.result["batch_rate_per_s"] == pytest.approx(w.result["batch_rate_closed_form"], rel=0.03)
+
+
+# --------------------------------------------------------------------------- exercises
+def test_exercises_accept_the_computed_answer_and_reject_others():
+    from hotkeylab.exercises import check
+
+    expected = {
+        "01.latency_32_threads": 32 * SEED_ROW.hold_ms,
+        "01.peak_batch_rate": capacity.batcher_batch_rate(720),
+        "01.two_servers_batch_rate": 2 * capacity.batcher_batch_rate(300),
+    }
+    for eid, value in expected.items():
+        assert check(eid, value).ok, eid
+        assert not check(eid, 1.5 * value).ok, eid
+        assert not check(eid, "many").ok, eid
+    # the naive full-batch answer gets specific feedback
+    fb = check("01.peak_batch_rate", 720 / 20)
+    assert not fb.ok and "timer" in fb.message
