@@ -1,0 +1,73 @@
+"""Exercises of notebook 08 · Lost timeouts. Expected answers come from hotkeylab.lost_timeouts."""
+
+from __future__ import annotations
+
+import math
+
+from .. import lost_timeouts as lt
+from ..exercises import close_to, exercise
+
+_SC = lt.SEED_INCIDENT
+
+
+def _whole(answer, expected: int, unit: str, hint: str):
+    try:
+        a = float(answer)
+    except (TypeError, ValueError):
+        return False, f"expected a whole number of {unit}, got {answer!r}"
+    if a == expected:
+        return True, f"{expected} {unit}: right."
+    return False, f"{a:g} {unit} is {'too high' if a > expected else 'too low'}. {hint}"
+
+
+@exercise("08.healthy_in_flight")
+def _healthy_in_flight(answer):
+    """200 calls/s, a fifth of them to the hung provider, timeout 2000 ms, service 20 ms, tick
+    30 ms, timeouts working: mean calls in flight."""
+    return close_to(
+        answer,
+        lt.healthy_in_flight(200.0, 0.2, 2000.0, 20.0, 30.0),
+        rel=0.02,
+        unit="calls",
+        hint="Little: L = λ W. A call to the hung provider lives timeout + half a tick on average; "
+        "the others one service time.",
+    )
+
+
+@exercise("08.minutes_to_fill")
+def _minutes_to_fill(answer):
+    """SEED_INCIDENT, no GC feedback: minutes after the leak starts until the stuck futures fill
+    the free heap (heap − base live data)."""
+    per_s_mb = _SC.leak_per_s * _SC.retained_kb / 1024.0
+    return close_to(
+        answer,
+        (_SC.heap_mb - _SC.base_live_mb) / per_s_mb / 60.0,
+        rel=0.02,
+        unit="min",
+        hint="Leak in MB/s = λ_hung × retained_kb / 1024, with λ_hung = λ / live providers.",
+    )
+
+
+@exercise("08.wheel_rounds")
+def _wheel_rounds(answer):
+    """dubbo's wheel (30 ms × 512 slots): how many full rounds does a 40 s timeout wait (added
+    right at a tick)?"""
+    return _whole(
+        answer,
+        lt.wheel_rounds(40_000.0),
+        "rounds",
+        "Ticks to wait = floor(delay / tick); each round is one turn of 512 ticks.",
+    )
+
+
+@exercise("08.safe_cap")
+def _safe_cap(answer):
+    """100 calls/s, a quarter to the hung provider, timeout 1000 ms, tick 30 ms: the smallest
+    per-provider cap on pending calls that never refuses a call while timeouts work (use the
+    worst case: every call to the hung provider lives timeout + one tick)."""
+    return _whole(
+        answer,
+        math.ceil(lt.leak_rate_per_s(100.0, 0.25) * (1000.0 + 30.0) / 1000.0),
+        "calls",
+        "Little's bound for that one provider: λ_hung × (timeout + tick), rounded up.",
+    )
