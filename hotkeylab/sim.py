@@ -108,14 +108,16 @@ class Recorder:
         self._last[name] = (t_ms, value)
 
     def _spread(self, area, t0, t1, v):
+        # Step window by window by index: recomputing the index from an edge (i + 1) * w can
+        # round back to i and never advance.
         w = self.window_ms
-        while t0 < t1:
-            i = int(t0 // w)
-            if i >= self.n:
-                return
+        i = int(t0 // w)
+        while t0 < t1 and i < self.n:
             end = min(t1, (i + 1) * w)
-            area[i] += v * (end - t0)
-            t0 = end
+            if end > t0:
+                area[i] += v * (end - t0)
+                t0 = end
+            i += 1
 
     def close(self, t_end_ms: float | None = None) -> None:
         """Extend every level's last value to ``t_end_ms`` (default: the horizon)."""

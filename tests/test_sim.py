@@ -87,3 +87,15 @@ def test_ledger():
         Ledger(arrived=10, served=5, timed_out=2, rejected=1, in_system=1).check()
     with pytest.raises(LedgerError, match="negative"):
         Ledger(arrived=0, served=1, in_system=-1).check()
+
+
+@pytest.mark.parametrize("window_ms", [0.3, 0.1, 0.7, 1 / 3])
+def test_recorder_level_ends_on_window_edges_that_round(window_ms):
+    """(i + 1) * w can floor back to i (0.3 * 3 // 0.3 == 2): the spread must still advance."""
+    horizon = 30 * window_ms
+    r = Recorder(horizon_ms=horizon, window_ms=window_ms, levels=["q"])
+    r.level("q", 0.0, 1.0)
+    r.level("q", horizon, 0.0)
+    r.close()
+    q = r.arrays()["q"]
+    assert np.sum(q) * window_ms == pytest.approx(horizon, rel=1e-9)
