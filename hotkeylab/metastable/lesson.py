@@ -47,13 +47,17 @@ __all__ = [
     "windows_of",
     "story",
     "story_panels",
+    "onset",
     "slope",
     "first_time",
+    "first_below",
     "mean_between",
     "timeout_share_vs_queue",
     "band_user_rates",
     "drain_time_s",
     "restart_wave",
+    "restart_limit_rate",
+    "run_mitigation",
     "compare",
     "comparison_rows",
     "comparison_markdown",
@@ -61,6 +65,7 @@ __all__ = [
     "cell_scenario",
     "phase_cell",
     "trigger_boundary_s",
+    "phase_figure",
     "hysteresis_point",
     "hysteresis",
     "plot_hysteresis",
@@ -210,6 +215,14 @@ def first_time(run, name: str, above: float, after_s: float = 0.0) -> float | No
     return float(t[hit[0]]) if len(hit) else None
 
 
+def first_below(run, name: str, below: float, after_s: float = 0.0) -> float | None:
+    """Start (s) of the first window at or after ``after_s`` where ``name`` is below ``below``."""
+    w = windows_of(run)
+    t = np.asarray(w["t"])
+    hit = np.nonzero((t >= after_s) & (np.asarray(w[name]) < below))[0]
+    return float(t[hit[0]]) if len(hit) else None
+
+
 def timeout_share_vs_queue(run, t0_s: float = 0.0, t1_s: float = math.inf) -> tuple[np.ndarray, np.ndarray]:
     """Per window in [t0_s, t1_s): (mean queue in batches, share of attempts that timed out)."""
     w = windows_of(run)
@@ -315,6 +328,26 @@ def restart_wave(sc: Scenario, user_rate_per_s: float | None = None) -> dict:
     }
 
 
+def restart_limit_rate(sc: Scenario) -> float:
+    """The user rate (requests/s) above which :func:`restart_wave` says a restart rebuilds the
+    storm for ``sc``'s retry policy (bisection; inf if never below 1e5 requests/s)."""
+    def bad(lam):
+        return not restart_wave(sc, lam)["restart_works"]
+
+    lo, hi = 1.0, 1e5
+    if not bad(hi):
+        return math.inf
+    if bad(lo):
+        return lo
+    for _ in range(100):
+        mid = 0.5 * (lo + hi)
+        if bad(mid):
+            hi = mid
+        else:
+            lo = mid
+    return 0.5 * (lo + hi)
+
+
 # --------------------------------------------------------------------------- figures
 def _shades(sc: Scenario, horizon_s: float) -> tuple[list, list]:
     """(trigger windows, intervention windows) as ``(start_s, end_s, label)`` within the horizon."""
@@ -335,30 +368,31 @@ def _shades(sc: Scenario, horizon_s: float) -> tuple[list, list]:
 def _mark_events(ax, sc: Scenario, horizon_s: float, *, text: bool = True) -> None:
     if sc.second_owner is not None and sc.second_owner.end_ms / 1e3 < horizon_s:
         x = sc.second_owner.end_ms / 1e3
-        ax.axvline(x, color=COLORS["capacity"], lw=1, ls=":")
+        ax.axvline(x, color=COLORS["capacity"], lw=1, ls=":", label="isolation")
         if text:
             ax.annotate("isolation", (x, 1.0), xycoords=("data", "axes fraction"), xytext=(3, -10),
                         textcoords="offset points", fontsize=8, color=COLORS["capacity"])
     if sc.restart_at_ms is not None and sc.restart_at_ms / 1e3 < horizon_s:
         x = sc.restart_at_ms / 1e3
-        ax.axvline(x, color=COLORS["intervention"], lw=2.5, ls="-")
+        ax.axvline(x, color=COLORS["intervention"], lw=4, ls="-", label="restart")
         if text:
             ax.annotate("restart", (x, 1.0), xycoords=("data", "axes fraction"), xytext=(3, -20),
                         textcoords="offset points", fontsize=8, color="#3a6ea5")
     if sc.peak is not None and 0 < sc.peak.start_ms / 1e3 < horizon_s and text:
         x = sc.peak.start_ms / 1e3
-        ax.annotate("+20% peak" if abs(sc.peak.factor - 1.2) < 1e-9 else f"×{sc.peak.factor:g} load",
-                    (x, 1.0), xycoords=("data", "axes fraction"), xytext=(2, -30),
+        ax.annotate(f"peak ×{sc.peak.factor:g} →", (x, 0.0), xycoords=("data", "axes fraction"), xytext=(2, 4),
                     textcoords="offset points", fontsize=8, color=COLORS["offered"])
 
 
 STORY_SERIES = ("offered", "retries", "goodput", "timeouts")
 
 
-def story(run, *, ax=None, series: Sequence[str] = STORY_SERIES, queue: bool = True, legend: bool = True,
+def story(run, *, ax=None, series: Sequence[str] = STORY_SERIES, queue: bool = True, legend=True,
           text: bool = True, ylim: float | None = None):
     """A run's timeline: user requests, retries, goodput and timeouts per second, the queue on a
-    right axis, the trigger shaded grey, interventions shaded blue, isolation and restart marked."""
+    right axis, the trigger shaded grey, interventions shaded blue, isolation and restart marked.
+    ``legend``: True (everything, outside right), ``"extra"`` (only what the story adds: shaded
+    interventions) or False."""
     sc = run.scenario
     w = windows_of(run)
     horizon_s = float(w["t"][-1] + sc.window_ms / 1e3)
@@ -374,7 +408,11 @@ def story(run, *, ax=None, series: Sequence[str] = STORY_SERIES, queue: bool = T
         if queue:
             h2, l2 = ax.queue_ax.get_legend_handles_labels()
             handles, labels = handles + h2, labels + l2
-        ax.legend(handles, labels, loc="upper left", bbox_to_anchor=(1.12, 1.0), fontsize=8)
+        if legend == "extra":
+            keep = {w[2] for w in inter} | ({"restart"} if sc.restart_at_ms is not None else set())
+            pairs = [(h, lab) for h, lab in zip(handles, labels, strict=True) if lab in keep]
+            handles, labels = [p[0] for p in pairs], [p[1] for p in pairs]
+        ax.legend(handles, labels, loc="upper left", bbox_to_anchor=(1.15, 1.0), fontsize=8)
     elif ax.get_legend() is not None:
         ax.get_legend().remove()
     return ax
@@ -410,14 +448,64 @@ def story_panels(run, *, height: float = 2.6):
     _mark_events(bot, sc, horizon_s, text=False)
     bot.set_ylim(0, 1.25 * max(cf["demand_stuck"], cf["capacity_one_owner"]))
     plotting.decorate(bot, xlabel="time (s)", ylabel="batches/s", legend=False)
-    bot.legend(loc="upper left", bbox_to_anchor=(1.12, 1.0), fontsize=8)
+    bot.legend(loc="upper left", bbox_to_anchor=(1.15, 1.0), fontsize=8)
     return fig, (top, bot)
 
 
+def onset(run, t0_s: float, t1_s: float, *, ax=None):
+    """Zoom on the moment the queue passes the timeout threshold: the queue (batches, left) with
+    M/N and the effective thresholds ``(M − T − N)/N`` for one and two owners, and goodput and
+    timeouts per second (right)."""
+    sc = run.scenario
+    w = windows_of(run)
+    m = _mask(w, t0_s, t1_s)
+    t = np.asarray(w["t"])[m] + sc.window_ms / 2e3  # window centres
+    if ax is None:
+        _, ax = plotting.new_figure(layout="constrained")
+    ax.plot(t, np.asarray(w["queue"])[m], "o-", color=COLORS["queue"], label="queue (batches, mean per s)")
+    cf = closed_forms(sc)
+    for y, ls, lab in (
+        (cf["critical_queue"], "-", f"M/N = {sc.timeout_ms:g}/{sc.batch_ms:g} = {cf['critical_queue']:.1f}"),
+        (cf["effective_queue_one_owner"], "--", f"(M − T − N)/N, one owner = {cf['effective_queue_one_owner']:.2f}"),
+        (cf["effective_queue_two_owners"], ":",
+         f"(M − T − N̄)/N̄, two owners = {cf['effective_queue_two_owners']:.2f}"),
+    ):
+        ax.axhline(y, color=COLORS["capacity"], ls=ls, lw=1.5, label=lab)
+    qmax = 3.0 * cf["critical_queue"]
+    ax.set_ylim(0, qmax)
+    rax = ax.twinx()
+    for s in ("goodput", "timeouts"):
+        rax.plot(t, np.asarray(w[s])[m], color=COLORS[s], lw=2, label=plotting.LABELS[s])
+    rax.set_ylim(bottom=0)
+    rax.set_ylabel("requests/s")
+    rax.grid(False)
+    rax.spines["right"].set_visible(True)
+    plotting.decorate(ax, xlabel="time (s)", ylabel="queue (batches)", legend=False)
+    h1, l1 = ax.get_legend_handles_labels()
+    h2, l2 = rax.get_legend_handles_labels()
+    ax.legend(h1 + h2, l1 + l2, loc="upper left", bbox_to_anchor=(1.1, 1.0), fontsize=8)
+    ax.rate_ax = rax
+    return ax
+
+
 # --------------------------------------------------------------------------- mitigations compared
-def compare(names: Iterable[str], scenario: Scenario = SHORT_INCIDENT, seed: int = 0) -> dict:
-    """Run each mitigation in ``names`` on ``scenario`` with ``seed``: ``{name: run}``."""
-    return {n: simulate(mitigate(n, scenario), engine="fast", seed=seed) for n in names}
+def run_mitigation(name: str, scenario: Scenario = SHORT_INCIDENT, seed: int = 0):
+    """One run of ``scenario`` with mitigation ``name`` on the fast engine (module-level, so a
+    process pool can call it)."""
+    return simulate(mitigate(name, scenario), engine="fast", seed=seed)
+
+
+def compare(names: Iterable[str], scenario: Scenario = SHORT_INCIDENT, seed: int = 0, executor=None) -> dict:
+    """Run each mitigation in ``names`` on ``scenario`` with ``seed``: ``{name: run}``, through
+    :func:`hotkeylab.sweep.run` (``executor=None``: a process pool; ``"serial"``: in-process)."""
+    from ..sweep import run as sweep_run
+
+    names = list(names)
+    for n in names:
+        check_choice("mitigation", n, tuple(MITIGATIONS))
+    params = [{"name": n, "scenario": scenario, "seed": seed} for n in names]
+    runs = sweep_run(run_mitigation, params, executor=executor, progress=False)
+    return dict(zip(names, runs, strict=True))
 
 
 def comparison_rows(runs: dict, labels: dict | None = None) -> list[dict]:
@@ -466,34 +554,46 @@ def comparison_markdown(rows: list[dict], *, source: bool = True) -> str:
 
 def small_multiples(runs: dict, *, ncols: int = 3, labels: dict | None = None, height: float = 1.9,
                     series: Sequence[str] = ("offered", "retries", "goodput", "timeouts", "rejected")):
-    """One small timeline per run on a shared scale (requests/s left, queue right, log-free)."""
+    """One small timeline per run, requests/s on a shared scale (left), the queue on each panel's
+    own scale (right). The label in each panel says what was run and whether it recovered."""
     n = len(runs)
+    ncols = check_int("ncols", ncols, low=1)
     nrows = math.ceil(n / ncols)
     fig, axes = plotting.new_figure(nrows, ncols, height=height, squeeze=False, sharex=True,
                                     layout="constrained")
-    fig.set_size_inches(3.3 * ncols, height * nrows)
-    ymax = 0.0
+    fig.set_size_inches(max(8.0, 3.3 * ncols), height * nrows + 0.5)
+    ymax = 1.0
     for run in runs.values():
         w = windows_of(run)
         ymax = max(ymax, *(float(np.max(w[s])) for s in series))
-    for k, (ax, (name, run)) in enumerate(zip(axes.flat, runs.items(), strict=False)):
-        story(run, ax=ax, series=series, legend=False, text=False, ylim=1.05 * ymax)
+    flat = list(axes.flat)
+    for k, (ax, (name, run)) in enumerate(zip(flat, runs.items(), strict=False)):
+        story(run, ax=ax, series=series, legend=False, text=False, ylim=1.45 * ymax)
+        ax.queue_ax.set_ylim(0, 1.45 * max(1.0, float(np.max(windows_of(run)["queue"]))))
         mit = MITIGATIONS.get(name)
         lab = (labels or {}).get(name, mit.label if mit else name)
         ok = "recovered" if run.recovered else "stuck"
-        ax.text(0.02, 0.97, f"{lab}\n→ {ok}", transform=ax.transAxes, va="top", fontsize=7.5,
-                color=COLORS["recovered" if run.recovered else "stuck"],
-                bbox=dict(facecolor="white", alpha=0.8, lw=0))
+        ax.text(0.02, 0.97, f"{lab} → {ok}", transform=ax.transAxes, va="top", fontsize=7.5,
+                color=COLORS["recovered" if run.recovered else "stuck"])
         ax.tick_params(labelsize=7)
         ax.set_ylabel("requests/s" if k % ncols == 0 else "", fontsize=8)
-        ax.queue_ax.set_ylabel("queue" if k % ncols == ncols - 1 else "", fontsize=8)
+        ax.queue_ax.set_ylabel("queue" if k % ncols == ncols - 1 or k == n - 1 else "", fontsize=8)
         ax.queue_ax.tick_params(labelsize=7)
-        ax.set_xlabel("time (s)" if k >= n - ncols else "", fontsize=8)
-    for ax in list(axes.flat)[n:]:
+        last_in_column = k + ncols >= n
+        ax.set_xlabel("time (s)" if last_in_column else "", fontsize=8)
+        if last_in_column:
+            ax.xaxis.set_tick_params(labelbottom=True)
+    for ax in flat[n:]:
         ax.set_visible(False)
-    handles, labs = list(axes.flat)[0].get_legend_handles_labels()
-    qh, ql = list(axes.flat)[0].queue_ax.get_legend_handles_labels()
-    fig.legend(handles + qh, labs + ql, loc="outside lower center", ncols=6, fontsize=8)
+    handles, labs = [], []
+    for ax in flat[:n]:
+        h1, l1 = ax.get_legend_handles_labels()
+        h2, l2 = ax.queue_ax.get_legend_handles_labels()
+        for h, lab in zip(h1 + h2, l1 + l2, strict=True):
+            if lab not in labs:
+                handles.append(h)
+                labs.append(lab)
+    fig.legend(handles, labs, loc="outside lower center", ncols=4, fontsize=8)
     return fig, axes
 
 
@@ -554,6 +654,77 @@ def trigger_boundary_s(cross_batch_ms, sc: Scenario = SEED_INCIDENT, user_rate_p
     return out if np.ndim(cross_batch_ms) else float(out[0])
 
 
+def _boundary_grid(xs: np.ndarray, user_rates: np.ndarray, sc: Scenario) -> np.ndarray:
+    """:func:`trigger_boundary_s` on a grid (rows: user rates, columns: C's batch times)."""
+    peak = sc.peak.factor if sc.peak is not None else 1.0
+    demand = np.array([capacity.batcher_batch_rate(lam * peak, sc.batch_max_rows, sc.batch_max_wait_ms)
+                       for lam in user_rates])[:, None]
+    n_bar = (sc.batch_ms + xs) / 2.0
+    mu2 = 1000.0 / n_bar
+    q = np.maximum(0.0, (sc.timeout_ms - sc.batch_max_wait_ms - n_bar) / n_bar)[None, :]
+    g = demand - mu2[None, :]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where(g > 0, q / np.where(g > 0, g, 1.0), np.inf)
+
+
+def phase_figure(grids: dict, xs: Sequence[float], ys: Sequence[float], *, kind: str = "duration",
+                 duration_s: float = 20.0):
+    """Recovered/stuck grids side by side (``{label: grid}``), with the closed forms drawn over them.
+
+    ``kind="duration"``: x = C's batch time (ms), y = trigger duration (s); the curve is
+    :func:`trigger_boundary_s`, the duration after which the queue reaches the two-owner timeout
+    threshold (stuck above it, when the load is in the bistable band). ``kind="load"``: x = C's batch
+    time, y = base user rate (requests/s, the +20% peak on top); the lines are the bistable band's
+    edges in base-rate units and the contour where a ``duration_s`` trigger just reaches the
+    threshold."""
+    check_choice("kind", kind, ("duration", "load"))
+    n = len(grids)
+    fig, axes = plotting.new_figure(1, n, height=3.3, squeeze=False, layout="constrained")
+    fig.set_size_inches(max(8.0, 4.6 * n), 3.3)
+    xs_f = np.linspace(min(xs) - 1.0, max(xs) + 2.0, 200)
+    sc = SEED_INCIDENT
+    peak = sc.peak.factor
+    for k, (ax, (label, g)) in enumerate(zip(axes.flat, grids.items(), strict=True)):
+        plotting.phase_diagram(g, xs, ys, ax=ax, xlabel="C's batch time (ms)",
+                               ylabel="trigger duration (s)" if kind == "duration" else "base load (user requests/s)",
+                               labels=("stuck", "recovered"))
+        if k < n - 1 and ax.get_legend() is not None:
+            ax.get_legend().remove()
+        if kind == "duration":
+            b = trigger_boundary_s(xs_f)
+            ax.plot(xs_f, np.where(np.isfinite(b), b, np.nan), color="black", lw=2, ls="--",
+                    label="queue reaches the threshold (closed form)")
+            ax.set_ylim(min(ys) - 0.5 * (ys[1] - ys[0]), max(ys) + 0.5 * (ys[-1] - ys[-2]))
+        else:
+            lo, hi = band_user_rates(sc)
+            for edge, ls, what in ((lo, ":", "lower"), (hi, "-.", "upper")):
+                if min(ys) <= edge / peak <= max(ys):
+                    ax.axhline(edge / peak, color="black", lw=1.5, ls=ls, label=f"band's {what} edge (closed form)")
+            yy = np.linspace(min(ys), max(ys), 120)
+            zz = _boundary_grid(xs_f, yy, sc)
+            ax.contour(xs_f, yy, np.where(np.isfinite(zz), zz, 1e9), levels=[duration_s], colors="black",
+                       linestyles="--", linewidths=2)
+            ax.plot([], [], color="black", ls="--", lw=2, label=f"a {duration_s:g}-s trigger reaches the threshold")
+            ax.set_ylim(min(ys) - 0.5 * (ys[1] - ys[0]), max(ys) + 0.5 * (ys[-1] - ys[-2]))
+        ax.set_xlim(min(xs) - 0.5 * (xs[1] - xs[0]), max(xs) + 0.5 * (xs[-1] - xs[-2]))
+        ax.text(0.02, 0.98, label, transform=ax.transAxes, va="top", fontsize=9,
+                bbox=dict(facecolor="white", alpha=0.85, lw=0))
+    from matplotlib.patches import Patch
+
+    handles = [Patch(color=COLORS["recovered"]), Patch(color=COLORS["stuck"])]
+    labels = [f"recovered within {PHASE_AFTER_MS / 1e3:g} s of the trigger's end", "stuck"]
+    for ax in axes.flat:
+        for h, lab in zip(*ax.get_legend_handles_labels(), strict=True):
+            if lab not in labels:
+                handles.append(h)
+                labels.append(lab)
+    fig.legend(handles, labels, loc="outside lower center", ncols=3, fontsize=8)
+    for ax in axes.flat:
+        if ax.get_legend() is not None:
+            ax.get_legend().remove()
+    return fig, axes
+
+
 # --------------------------------------------------------------------------- hysteresis
 HYST_HIGH_PER_S = 1_500.0
 HYST_OVERLOAD_MS = 3_000.0
@@ -596,7 +767,8 @@ def plot_hysteresis(h: dict, band: tuple[float, float] | None = None, ax=None):
     x = h["offered"]
     ax.plot(x, x, color=COLORS["offered"], lw=1, ls=":", label="goodput = offered")
     ax.plot(x, h["up"], "o-", color=COLORS["goodput"], label="ramping up (starts healthy)")
-    ax.plot(x, h["down"], "s--", color=COLORS["stuck"], label="ramping down (after 20 s overload)")
+    ax.plot(x, h["down"], "s--", color=COLORS["stuck"],
+            label=f"ramping down (after {HYST_OVERLOAD_MS / 1e3:g} s at {HYST_HIGH_PER_S:g}/s)")
     for xi, yu, yd in zip(x, h["up"], h["down"], strict=True):
         if abs(yu - yd) > 0.2 * xi:
             ax.annotate("", xy=(xi, yd), xytext=(xi, yu),
@@ -682,7 +854,7 @@ class WhatIf:
         self.qax.spines["right"].set_visible(True)
         h1, l1 = ax.get_legend_handles_labels()
         h2, l2 = self.qax.get_legend_handles_labels()
-        ax.legend(h1 + h2, l1 + l2, loc="upper left", bbox_to_anchor=(1.1, 1.0), fontsize=8)
+        ax.legend(h1 + h2, l1 + l2, loc="upper left", bbox_to_anchor=(1.15, 1.0), fontsize=8)
         ax.set_xlim(0, WHATIF_HORIZON_MS / 1e3)
         self.calls = 0
         self.last: WhatIfResult | None = None
@@ -723,9 +895,10 @@ class WhatIf:
         self.calls += 1
         self.last = res
         if show:
-            from IPython.display import display
+            from IPython.display import Markdown, display
 
             display(self.fig)
+            display(Markdown(res._repr_markdown_()))
         return res
 
     __call__ = update
