@@ -1,0 +1,85 @@
+"""Exercises of notebook 09 · Fault tolerance. Expected answers come from
+hotkeylab.fault_tolerance and hotkeylab.capacity, never typed in."""
+
+from __future__ import annotations
+
+from .. import capacity
+from .. import fault_tolerance as ft
+from ..exercises import close_to, exercise
+
+
+@exercise("09.two_retries")
+def _two_retries(answer):
+    """The backend's success rate drops to 95%; AMS retries twice (3 calls per click).
+    What share of user requests succeeds?"""
+    return close_to(
+        answer,
+        capacity.retry_success(0.95, 3),
+        rel=1e-4,
+        hint="A request fails only if all three independent calls fail: 1 − 0.05³.",
+    )
+
+
+@exercise("09.storm_load")
+def _storm_load(answer):
+    """The backend fails every call; AMS retries once and users click up to 3 times.
+    Calls per second reaching the backend at 120 user requests/s?"""
+    return close_to(
+        answer,
+        ft.retry_load_per_s(120.0, 0.0, 2, 3),
+        rel=0.01,
+        unit="calls/s",
+        hint="Every click makes 2 calls, every user clicks 3 times.",
+    )
+
+
+@exercise("09.pool_2pct")
+def _pool_2pct(answer):
+    """The seed's pool (100 workers, 5 s timeout, 100 ms service): capacity at 2% hanging calls."""
+    return close_to(
+        answer,
+        ft.pool_capacity_per_s(100, 100.0, 5000.0, 0.02),
+        rel=0.01,
+        unit="requests/s",
+        hint="holding = 0.98 × 100 ms + 0.02 × 5000 ms; capacity = workers / holding.",
+    )
+
+
+@exercise("09.failover_mean")
+def _failover_mean(answer):
+    """Primary/backup, 50 ms service, 1000 ms connect timeout; the primary is unreachable 1% of
+    the time. Mean latency over all requests (ms), ignoring queueing?"""
+    return close_to(
+        answer,
+        ft.mean_latency_ms(50.0, 1000.0, 0.01),
+        rel=0.01,
+        unit="ms",
+        hint="99% take 50 ms; 1% wait for the connect timeout, then 50 ms at the backup.",
+    )
+
+
+@exercise("09.cap_worst_case")
+def _cap_worst_case(answer):
+    """Every delivery call times out at read and delivers later; users click up to 5 times;
+    the read-timeout counter is capped at 2. Duplicate gifts per 1000 users?"""
+    g = ft.gift_distribution(0.0, 0.0, 0.0, 1.0, 5, read_cap=2)
+    return close_to(
+        answer,
+        1000 * g["duplicates"],
+        rel=0.01,
+        unit="gifts",
+        hint="The cap refuses the third click: each user gets 2 gifts, one too many.",
+    )
+
+
+@exercise("09.bypass_latency")
+def _bypass_latency(answer):
+    """The reporting service slows to a 50 ms mean (exponential); 30 ms of core steps and a
+    20 ms bypass timeout. Mean core-path latency (ms)?"""
+    return close_to(
+        answer,
+        ft.core_latency_ms(30.0, 50.0, 20.0),
+        rel=0.01,
+        unit="ms",
+        hint="core + E[min(R, 20)] = core + m·(1 − e^(−20/m)).",
+    )
