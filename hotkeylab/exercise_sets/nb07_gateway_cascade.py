@@ -1,0 +1,78 @@
+"""Exercises of notebook 07 · Gateway cascade. Expected answers come from hotkeylab.gateway_cascade."""
+
+from __future__ import annotations
+
+from .. import gateway_cascade as gw
+from ..exercises import close_to, exercise
+
+_SC = gw.SEED_INCIDENT
+SEED_CALLS_PER_MIN = 1_900_000.0  # "统计网关调用量峰值 190w+/min"
+SEED_BACKLOG = 800_000_000.0  # "网关日志 JMQ 积压 8亿+"
+
+
+@exercise("07.clients_2s")
+def _clients_2s(answer):
+    """Clients polling every 2 s (one call each, no other traffic) that make 1.9 million calls/min."""
+    return close_to(
+        answer,
+        gw.clients_for_calls_per_min(SEED_CALLS_PER_MIN, 2_000.0),
+        rel=0.01,
+        unit="clients",
+        hint="Each client makes 60 / 2 calls per minute: N = calls per minute × poll interval / 60 s.",
+    )
+
+
+@exercise("07.shard_ops_local_cache")
+def _shard_ops_local_cache(answer):
+    """Ops/s on the hot shard at the plateau with a local cache of hit ratio 0.9 in front of the
+    checks' reads, monitoring still writing to the same shard."""
+    return close_to(
+        answer,
+        gw.shard_load_per_s(_SC.peak_calls_per_s, _SC.check_reads_per_call, _SC.monitor_writes_per_call, 0.9),
+        rel=0.01,
+        unit="ops/s",
+        hint="A local cache absorbs reads only: λ × (reads × (1 − h) + writes).",
+    )
+
+
+@exercise("07.singleflight_rate")
+def _singleflight_rate(answer):
+    """One host sees 1,500 lookups/s of the hot key; a jimdb read takes 2 ms. With singleflight,
+    how many reads/s does this host send to jimdb for the key?"""
+    return close_to(
+        answer,
+        gw.coalesced_rate_per_s(1_500.0, 2.0),
+        rel=0.02,
+        unit="reads/s",
+        hint="One read is in flight for 2 ms, then the next arrival starts a new one: λ / (1 + λ·L).",
+    )
+
+
+@exercise("07.hours_to_backlog")
+def _hours_to_backlog(answer):
+    """JMQ receives 15,000 logs/s and Elasticsearch indexes 2,000/s: hours until the backlog is
+    the seed's 800 million."""
+    return close_to(
+        answer,
+        gw.hours_to_backlog(SEED_BACKLOG, _SC.jmq_msgs_per_s, _SC.es_docs_per_s),
+        rel=0.02,
+        unit="h",
+        hint="The backlog grows at (in − out) per second; divide and convert seconds to hours.",
+    )
+
+
+@exercise("07.slowest_poll")
+def _slowest_poll(answer):
+    """With a local cache of hit ratio 0.9 and monitoring on the same shard: the longest polling
+    interval (s) at which the seed's installs still offer the hot shard more than its capacity."""
+    per_call = _SC.check_reads_per_call * (1 - 0.9) + _SC.monitor_writes_per_call
+    saturating_calls = _SC.shard_ops_per_s / per_call  # calls/s that fill the shard
+    polls = saturating_calls - _SC.baseline_per_s
+    return close_to(
+        answer,
+        _SC.installs_max * _SC.calls_per_poll / polls,
+        rel=0.02,
+        unit="s",
+        hint="The shard fills at capacity / (reads × (1 − h) + writes) calls/s; the installs' polls "
+        "must supply that minus the baseline: T = installs / polls per second.",
+    )
