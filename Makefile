@@ -5,7 +5,7 @@ PY      = $(VENV)/bin/python
 STAMP   = $(VENV)/.installed-stamp
 NBVAL   = --nbval-lax --nbval-current-env --nbval-sanitize-with tests/nbval_sanitize.cfg
 
-.PHONY: lab test unit nbval notebooks lint bench book clean
+.PHONY: lab test test-browser unit nbval notebooks lint bench book clean
 
 $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -15,12 +15,17 @@ $(STAMP): pyproject.toml
 
 ## make lab: set up .venv if needed and open JupyterLab on notebooks/
 lab: $(STAMP)
-	$(VENV)/bin/jupyter lab notebooks/
+	$(VENV)/bin/jupyter lab notebooks/ $$( [ "$$(id -u)" = 0 ] && echo --allow-root )
 
 ## make test: set up .venv if needed, lint, unit tests, then nbval over every notebook
 test: $(STAMP)
 	$(VENV)/bin/ruff check .
 	$(PY) -m pytest tests notebooks $(NBVAL)
+
+## make test-browser: JupyterLab driven by Playwright in Debian's chromium (installed if missing)
+test-browser: $(STAMP)
+	test -x /usr/bin/chromium || (apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q chromium)
+	$(PY) -m pytest tests/browser -v
 
 unit: $(STAMP)
 	$(PY) -m pytest tests

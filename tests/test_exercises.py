@@ -1,0 +1,58 @@
+"""Every exercise has a checker, every checker is used by a notebook's solution, and the stored
+solution output says it passes."""
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+from hotkeylab import exercises
+
+ROOT = Path(__file__).resolve().parents[1]
+CALL = re.compile(r"""check\(\s*["'](\d\d\.[\w.-]+)["']""")
+
+
+def _solution_cells():
+    for nb in sorted((ROOT / "notebooks").glob("*.ipynb")):
+        for cell in json.loads(nb.read_text(encoding="utf-8"))["cells"]:
+            src = "".join(cell["source"])
+            live = "\n".join(line for line in src.splitlines() if not line.lstrip().startswith("#"))
+            tags = cell.get("metadata", {}).get("tags", [])
+            if cell["cell_type"] == "code" and "hide-input" in tags and CALL.search(live):  # a solution
+                yield nb.name, cell, live
+
+
+def _text(outputs) -> str:
+    parts = []
+    for o in outputs:
+        parts.append("".join(o.get("text", "")))
+        for v in o.get("data", {}).values():
+            parts.append("".join(v) if isinstance(v, list) else str(v))
+    return "\n".join(parts)
+
+
+def test_every_exercise_is_used_by_a_notebook():
+    used = {m for _, _, src in _solution_cells() for m in CALL.findall(src)}
+    missing = sorted(set(exercises.ids()) - used)
+    assert not missing, f"exercises with a checker but no solution cell calling it: {missing}"
+
+
+def test_every_checked_id_has_a_checker():
+    known = set(exercises.ids())
+    for name, _, src in _solution_cells():
+        for ex_id in CALL.findall(src):
+            assert ex_id in known, f"{name} checks {ex_id!r}, which has no checker"
+
+
+@pytest.mark.parametrize("name, cell, src", list(_solution_cells()), ids=lambda v: v if isinstance(v, str) and v.endswith("ipynb") else "")
+def test_stored_solutions_pass_their_check(name, cell, src):
+    out = _text(cell["outputs"])
+    assert "not yet" not in out, f"{name}: a stored solution fails its check: {out[:300]}"
+    assert "correct" in out, f"{name}: solution cell has no stored verdict: {src[:200]}"
+    assert cell["metadata"].get("jupyter", {}).get("source_hidden") is True, f"{name}: solution not collapsed"
+
+
+def test_unknown_id_is_a_clear_error():
+    with pytest.raises(ValueError, match="exercise_id"):
+        exercises.check("99.nothing", 1)
