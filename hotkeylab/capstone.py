@@ -742,7 +742,7 @@ class Dashboard:
         z.legend(loc="upper left", bbox_to_anchor=(1.15, 1.25), fontsize=8)
         ax = self.ax
         self.lines = {s: ax.plot([], [], color=COLORS[s], lw=2, label=plotting.LABELS[s])[0] for s in self.SERIES}
-        self.qax = ax.twinx()
+        self.qax = plotting.queue_axis(ax)
         self.qline = self.qax.plot([], [], color=COLORS["queue"], lw=2, label=plotting.LABELS["queue"])[0]
         self.thr = self.qax.axhline(0, color=COLORS["queue"], ls="--", lw=1, label="timeouts start (closed form)")
         self.span = ax.axvspan(0, 1, color=COLORS["trigger"], alpha=0.35, lw=0, label="trigger", zorder=0)
@@ -750,12 +750,7 @@ class Dashboard:
                                bbox=dict(facecolor="white", alpha=0.85, lw=0))
         ax.set_xlabel("time (s)")
         ax.set_ylabel("requests/s")
-        self.qax.set_ylabel(plotting.LABELS["queue"], color=COLORS["queue"])
-        self.qax.grid(False)
-        self.qax.spines["right"].set_visible(True)
-        h1, l1 = ax.get_legend_handles_labels()
-        h2, l2 = self.qax.get_legend_handles_labels()
-        ax.legend(h1 + h2, l1 + l2, loc="upper left", bbox_to_anchor=(1.15, 1.0), fontsize=8)
+        plotting.merged_legend(ax, self.qax, loc="upper left", bbox_to_anchor=(1.15, 1.0), fontsize=8)
         self.calls = 0
         self.last: Report | None = None
 

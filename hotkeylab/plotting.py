@@ -29,6 +29,8 @@ __all__ = [
     "lock_gantt",
     "phase_diagram",
     "decorate",
+    "queue_axis",
+    "merged_legend",
 ]
 
 #: One meaning per colour, everywhere.
@@ -106,6 +108,24 @@ def decorate(ax, *, xlabel: str | None = None, ylabel: str | None = None, legend
     return ax
 
 
+def queue_axis(ax, label: str | None = None):
+    """A right-hand axis for a queue length, in the queue's colour (twin of ``ax``)."""
+    qax = ax.twinx()
+    qax.set_ylabel(label or LABELS["queue"], color=COLORS["queue"])
+    qax.grid(False)
+    qax.spines["right"].set_visible(True)
+    return qax
+
+
+def merged_legend(*axes, **kw):
+    """One legend on the first axis for the lines of all ``axes`` (e.g. an axis and its twin)."""
+    handles, labels = [], []
+    for a in axes:
+        h, lab = a.get_legend_handles_labels()
+        handles, labels = handles + h, labels + lab
+    return axes[0].legend(handles, labels, **kw) if handles else None
+
+
 def shade(ax, windows: Iterable, *, kind: str = "trigger", label: str | None = None):
     """Shade time windows ``[(start_s, end_s), ...]`` or ``[(start_s, end_s, label), ...]``."""
     first = True
@@ -153,19 +173,14 @@ def timeline(
     ax.set_ylabel(ylabel)
     ax.set_xlim(t[0], t[-1] + (t[1] - t[0] if len(t) > 1 else 1))
     ax.set_ylim(bottom=0)
-    handles, labs = ax.get_legend_handles_labels()
+    axes = [ax]
     if queue:
-        qax = ax.twinx()
+        qax = queue_axis(ax, labels["queue"])
         qax.plot(t, w["queue"], color=COLORS["queue"], lw=2, label=labels["queue"])
-        qax.set_ylabel(labels["queue"], color=COLORS["queue"])
         qax.set_ylim(bottom=0)
-        qax.grid(False)
-        qax.spines["right"].set_visible(True)
-        h2, l2 = qax.get_legend_handles_labels()
-        handles, labs = handles + h2, labs + l2
         ax.queue_ax = qax
-    if handles:
-        ax.legend(handles, labs, loc="upper left", fontsize=8)
+        axes.append(qax)
+    merged_legend(*axes, loc="upper left", fontsize=8)
     return ax
 
 
