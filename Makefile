@@ -5,7 +5,7 @@ PY      = $(VENV)/bin/python
 STAMP   = $(VENV)/.installed-stamp
 NBVAL   = --nbval-lax --nbval-current-env --nbval-sanitize-with tests/nbval_sanitize.cfg
 
-.PHONY: lab test test-browser unit nbval notebooks lint bench book clean
+.PHONY: lab test test-browser test-db db-lab unit nbval notebooks lint bench book clean
 
 $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -26,6 +26,15 @@ test: $(STAMP)
 test-browser: $(STAMP)
 	test -x /usr/bin/chromium || (apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q chromium)
 	$(PY) -m pytest tests/browser -v
+
+## make test-db: the live-database tests only (a private MariaDB; fails, not skips, without mariadbd)
+test-db: $(STAMP)
+	HOTKEYLAB_REQUIRE_DB=1 $(PY) -m pytest tests/test_db_lab.py -v
+
+## make db-lab: measure the hot row on a private MariaDB (needs mariadb-server, ~3 min) and
+## rewrite hotkeylab/data/db_lab_runs.csv and db_lab_trace.csv, which notebook 01b reads
+db-lab: $(STAMP)
+	$(PY) -m hotkeylab.db_lab
 
 unit: $(STAMP)
 	$(PY) -m pytest tests

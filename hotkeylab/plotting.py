@@ -184,10 +184,12 @@ def timeline(
     return ax
 
 
-def lock_gantt(intervals: Iterable, *, ax=None, colors: Mapping | None = None, time_unit: str = "ms"):
+def lock_gantt(intervals: Iterable, *, ax=None, colors: Mapping | None = None, time_unit: str = "ms",
+               owners: Sequence | None = None):
     """Who holds the lock when: ``intervals`` are ``(owner, start, end)`` tuples (or objects
-    with those attributes). One row per owner, in order of first appearance."""
-    rows: dict = {}
+    with those attributes). One row per owner, top to bottom in the order of ``owners`` when given
+    (owners not in it follow), else in order of first appearance."""
+    rows: dict = {o: i for i, o in enumerate(owners or ())}
     bars: dict = {}
     for iv in intervals:
         owner, start, end = (iv.owner, iv.start, iv.end) if hasattr(iv, "owner") else iv
@@ -198,7 +200,7 @@ def lock_gantt(intervals: Iterable, *, ax=None, colors: Mapping | None = None, t
     cycle = plt.rcParams["axes.prop_cycle"].by_key()["color"]
     for owner, y in rows.items():
         c = (colors or {}).get(owner, cycle[y % len(cycle)])
-        ax.broken_barh(bars[owner], (y - 0.35, 0.7), facecolors=c, edgecolor="white", lw=0.5)
+        ax.broken_barh(bars.get(owner, []), (y - 0.35, 0.7), facecolors=c, edgecolor="white", lw=0.5)
     ax.set_yticks(list(rows.values()), [str(o) for o in rows])
     ax.invert_yaxis()
     ax.set_xlabel(f"time ({time_unit})")

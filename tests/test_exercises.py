@@ -10,7 +10,7 @@ import pytest
 from hotkeylab import exercises
 
 ROOT = Path(__file__).resolve().parents[1]
-CALL = re.compile(r"""check\(\s*["'](\d\d\.[\w.-]+)["']""")
+CALL = re.compile(r"""check\(\s*["']([0-9]{2}[a-z]?\.[\w.-]+)["']""")
 
 
 def _solution_cells():

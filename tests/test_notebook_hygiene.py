@@ -35,7 +35,7 @@ def test_notebook_hygiene(path):
     first = nb["cells"][0]
     assert first["cell_type"] == "markdown"
     head = "".join(first["source"])
-    assert re.match(r"# \d\d · ", head), f"{path.name}: first cell must start with '# NN · Title'"
+    assert re.match(r"# \d\d[a-z]? · ", head), f"{path.name}: first cell must start with '# NN · Title' (or '# NNb · ')"
     if not path.name.startswith("00_"):
         for part in ("You will learn", "Prerequisites", "Time"):
             assert part in head, f"{path.name}: opening cell lacks {part!r}"

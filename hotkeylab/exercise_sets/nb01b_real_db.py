@@ -1,0 +1,48 @@
+"""Exercises of notebook 01b · The hot row on a real database. Expected values are computed from
+the committed measurements (hotkeylab/data/db_lab_runs.csv), so they need no database."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .. import capacity, db_lab
+from ..exercises import close_to, exercise
+
+
+def _runs():
+    return db_lab.load_runs()[1]
+
+
+@exercise("01b.plateau_rtt3")
+def plateau_rtt3(answer):
+    """Predicted TPS of 16 threads on the hot row at RTT 3 ms, from the one-thread run's hold."""
+    one = db_lab.hot_runs(_runs(), 3.0)[1]
+    return close_to(
+        answer, capacity.tps_ceiling(one.hold_ms), rel=0.02, unit="TPS",
+        hint="16 threads keep the lock busy, so the row's ceiling decides: 1000 / hold of the "
+        "one-thread run (db_lab.hot_runs(runs, 3.0)[1].hold_ms).",
+    )  # fmt: skip
+
+
+@exercise("01b.per_insert_ms")
+def per_insert_ms(answer):
+    """ms of lock hold each extra batchInsert statement adds at RTT 1.5 ms (slope of the series)."""
+    series = sorted((r.inserts, r.hold_ms) for r in _runs() if r.shared_row and r.threads == 8 and r.rtt_ms == 1.5)
+    k, hold = np.array(series).T
+    slope = float(np.polyfit(k, hold, 1)[0])
+    return close_to(
+        answer, slope, rel=0.05, unit="ms",
+        hint="Fit a straight line through (inserts, hold_ms) of the 8-thread runs at RTT 1.5 ms; "
+        "its slope is one round trip (the measured sleep) plus one INSERT.",
+    )  # fmt: skip
+
+
+@exercise("01b.latency_32")
+def latency_32(answer):
+    """Mean latency (ms) of 32 threads on the hot row at RTT 1.5 ms, from the measured TPS alone."""
+    r = db_lab.hot_runs(_runs(), 1.5)[32]
+    return close_to(
+        answer, 32 * 1000.0 / r.tps, rel=0.03, unit="ms",
+        hint="Little's law for a closed loop: 32 transactions are always in flight, so each one "
+        "takes 32 / TPS seconds.",
+    )  # fmt: skip
