@@ -40,6 +40,7 @@ from __future__ import annotations
 import atexit
 import csv
 import datetime as _dt
+import math
 import os
 import platform
 import shutil
@@ -381,7 +382,10 @@ class RunResult:
 
     @property
     def predicted_tps(self) -> float:
-        """``1000 / hold``: the model's ceiling for this run's own measured hold."""
+        """``1000 / hold``: the model's ceiling for this run's own measured hold (NaN if nothing
+        committed in the measured window)."""
+        if not (self.committed and math.isfinite(self.hold_ms) and self.hold_ms > 0):
+            return float("nan")
         return capacity.tps_ceiling(self.hold_ms)
 
     def check(self) -> None:
@@ -556,15 +560,23 @@ def run_grid(db: Instance, experiments, *, progress=None) -> list[RunResult]:
     return out
 
 
+ONE_THREAD_REPEATS = 3  # the model's input (the one-thread hold) is measured this many times per RTT
+
+
 def standard_grid(duration_s: float = 3.0) -> list[Experiment]:
-    """``make db-lab``'s grid: the hot row at threads × RTT, a statements series, and the control."""
+    """``make db-lab``'s grid: the hot row at threads × RTT (the one-thread run repeated
+    :data:`ONE_THREAD_REPEATS` times, spread over the grid, since it is the model's input), a
+    statements series, and the control."""
     exps = []
     for rtt in (0.0, 0.5, 1.5, 3.0):
         for n in (1, 2, 4, 8, 16, 32):
             exps.append(Experiment(threads=n, rtt_ms=rtt, inserts=1, duration_s=duration_s))
     for k in (0, 2, 4, 8):
         exps.append(Experiment(threads=8, rtt_ms=1.5, inserts=k, duration_s=duration_s))
-    for rtt in (0.5, 1.5, 3.0):
+    for _ in range(ONE_THREAD_REPEATS - 1):
+        for rtt in (0.0, 0.5, 1.5, 3.0):
+            exps.append(Experiment(threads=1, rtt_ms=rtt, inserts=1, duration_s=duration_s))
+    for rtt in (0.0, 0.5, 1.5, 3.0):
         for n in (1, 2, 4, 8, 16, 32):
             exps.append(Experiment(threads=n, rtt_ms=rtt, inserts=1, duration_s=duration_s, shared_row=False))
     return exps
@@ -585,9 +597,25 @@ def quick_check(db: Instance | None = None, *, rtt_ms: float = 1.5, threads=(1, 
 
 
 # =========================================================================== the model beside the measurements
+def repeats(runs, rtt_ms: float, threads: int = 1, inserts: int = 1, shared_row: bool = True) -> list[RunResult]:
+    """Every run of one configuration (the one-thread hot-row run is measured several times)."""
+    return [r for r in runs if r.shared_row == shared_row and r.rtt_ms == rtt_ms
+            and r.inserts == inserts and r.threads == threads]
+
+
+def _median_run(group: list[RunResult]) -> RunResult:
+    """The run with the median hold (the lower middle one for an even count)."""
+    return sorted(group, key=lambda r: r.hold_ms)[(len(group) - 1) // 2]
+
+
 def hot_runs(runs, rtt_ms: float, inserts: int = 1) -> dict[int, RunResult]:
-    """The hot-row runs at one RTT and statement count, by thread count."""
-    return {r.threads: r for r in runs if r.shared_row and r.rtt_ms == rtt_ms and r.inserts == inserts}
+    """The hot-row runs at one RTT and statement count, by thread count; where a configuration was
+    repeated, the run with the median hold stands for it."""
+    groups: dict[int, list[RunResult]] = {}
+    for r in runs:
+        if r.shared_row and r.rtt_ms == rtt_ms and r.inserts == inserts:
+            groups.setdefault(r.threads, []).append(r)
+    return {n: _median_run(g) for n, g in sorted(groups.items())}
 
 
 def control_runs(runs, rtt_ms: float) -> dict[int, RunResult]:
@@ -628,33 +656,47 @@ def plateau_tps(runs, rtt_ms: float, inserts: int = 1) -> float:
 
 
 # =========================================================================== pictures
-def plot_tps_vs_threads(runs, rtts=(0.5, 1.5, 3.0), *, ax=None, control: bool = True):
-    """Measured TPS vs threads on the hot row (dots), the model fed with the one-thread run (line),
-    and the control on one row per worker (grey)."""
+def _measured_vs_model(ax, runs, rtts, value, model, label):
+    """One colour per RTT: the hot-row runs' ``value(run)`` as dots, ``model(one_thread_run, n)`` as a
+    line over 1..max threads. Returns the colours used."""
     import matplotlib.pyplot as plt
 
-    from . import plotting
-
-    if ax is None:
-        _, ax = plotting.new_figure(height=3.6)
     cycle = plt.rcParams["axes.prop_cycle"].by_key()["color"]
+    colors = []
     for i, rtt in enumerate(rtts):
         hot = hot_runs(runs, rtt)
         ns = sorted(hot)
         c = cycle[i % len(cycle)]
-        ax.plot(ns, [hot[n].tps for n in ns], "o", color=c, label=f"hot row, RTT {rtt:g} ms (measured)")
-        fine = range(1, max(ns) + 1)
-        ax.plot(list(fine), [predicted_tps(hot[1], n) for n in fine], "-", color=c, lw=2, alpha=0.6)
-        if control:
-            own = control_runs(runs, rtt)
-            if own:
-                ms = sorted(own)
-                ax.plot(ms, [own[n].tps for n in ms], "s--", color=c, lw=1, alpha=0.5, mfc="white",
-                        label=f"own row per worker, RTT {rtt:g} ms")
-    ax.plot([], [], "-", color="0.4", lw=2, alpha=0.6, label="model: min(n/(hold+outside), 1/hold)")
+        colors.append(c)
+        ax.plot(ns, [value(hot[n]) for n in ns], "o", color=c, label=label.format(rtt=rtt))
+        fine = list(range(1, max(ns) + 1))
+        ax.plot(fine, [model(hot[1], n) for n in fine], "-", color=c, lw=2, alpha=0.6)
+    return colors
+
+
+def plot_tps_vs_threads(runs, rtts=(0.5, 1.5, 3.0), *, ax=None, control: bool = True):
+    """Measured TPS vs threads on the hot row (dots), the model fed with the one-thread run (line),
+    and the control on one row per worker (open squares, dashed, same colour per RTT)."""
+    from . import plotting
+
+    if ax is None:
+        _, ax = plotting.new_figure(height=3.6)
+    colors = _measured_vs_model(ax, runs, rtts, lambda r: r.tps, predicted_tps,
+                                "hot row, RTT {rtt:g} ms (measured)")
+    for c, rtt in zip(colors, rtts, strict=True):
+        own = control_runs(runs, rtt)
+        if control and own:
+            ms = sorted(own)
+            ax.plot(ms, [own[n].tps for n in ms], "s--", color=c, lw=1, alpha=0.5, mfc="white",
+                    label=f"own row per worker, RTT {rtt:g} ms")
+    ax.plot([], [], "-", color="0.4", lw=2, alpha=0.6, label="model: min(1000 n / (hold + outside), 1000 / hold)")
     ax.set_xscale("log", base=2)
     ax.set_yscale("log")
     ax.set_xticks([1, 2, 4, 8, 16, 32], ["1", "2", "4", "8", "16", "32"])
+    lo, hi = ax.get_ylim()
+    ticks = [t for t in (50, 100, 200, 500, 1000, 2000, 5000) if lo <= t <= hi]
+    ax.set_yticks(ticks, [str(t) for t in ticks])
+    ax.minorticks_off()
     plotting.decorate(ax, xlabel="client threads", ylabel="committed transactions/s")
     ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0)
     return ax
@@ -662,27 +704,19 @@ def plot_tps_vs_threads(runs, rtts=(0.5, 1.5, 3.0), *, ax=None, control: bool = 
 
 def plot_latency_vs_threads(runs, rtts=(0.5, 1.5, 3.0), *, ax=None):
     """Measured latency (BEGIN → COMMIT returned) vs threads, and Little's law from the model."""
-    import matplotlib.pyplot as plt
-
     from . import plotting
 
     if ax is None:
         _, ax = plotting.new_figure(height=3.2)
-    cycle = plt.rcParams["axes.prop_cycle"].by_key()["color"]
-    for i, rtt in enumerate(rtts):
-        hot = hot_runs(runs, rtt)
-        ns = sorted(hot)
-        c = cycle[i % len(cycle)]
-        ax.plot(ns, [hot[n].latency_ms for n in ns], "o", color=c, label=f"RTT {rtt:g} ms (measured)")
-        ax.plot(ns, [predicted_latency_ms(hot[1], n) for n in ns], "-", color=c, lw=2, alpha=0.6)
-    ax.plot([], [], "-", color="0.4", lw=2, alpha=0.6, label="Little's law: n × 1000 / TPS")
+    _measured_vs_model(ax, runs, rtts, lambda r: r.latency_ms, predicted_latency_ms, "RTT {rtt:g} ms (measured)")
+    ax.plot([], [], "-", color="0.4", lw=2, alpha=0.6, label="model: n × 1000 / model TPS (Little's law)")
     plotting.decorate(ax, xlabel="client threads", ylabel="latency per transaction (ms)")
     return ax
 
 
 def plot_trace(trace, *, start_ms: float | None = None, span_ms: float = 40.0, ax=None):
-    """Real lock grants on a timeline: one row per worker, a bar from the lock grant
-    (SELECT … FOR UPDATE returned) to COMMIT returned, the COMMIT itself hatched, and a dotted line
+    """Lock grants as the client saw them, on a timeline: one row per worker, a bar from the lock
+    grant (SELECT … FOR UPDATE returned to the client) to COMMIT returned, the COMMIT itself hatched, and a dotted line
     at each grant. Where a bar starts before the previous one ends, InnoDB had already released the
     row lock while that COMMIT was still flushing."""
     import matplotlib.pyplot as plt
@@ -694,7 +728,7 @@ def plot_trace(trace, *, start_ms: float | None = None, span_ms: float = 40.0, a
         raise ValueError("trace is empty")
     t0 = tr[len(tr) // 2].t_lock if start_ms is None else float(start_ms)
     sel = [t for t in tr if t.t_lock < t0 + span_ms and t.t_commit_done > t0]
-    ivs = [(f"worker {t.worker}", t.t_lock - t0, t.t_commit_done - t0) for t in sel]
+    ivs = [(f"worker {t.worker}", t.t_lock, t.t_commit_done) for t in sel]
     workers = sorted({t.worker for t in sel})
     owners = [f"worker {w}" for w in workers]
     cycle = plt.rcParams["axes.prop_cycle"].by_key()["color"]
@@ -704,20 +738,22 @@ def plot_trace(trace, *, start_ms: float | None = None, span_ms: float = 40.0, a
     ax = plotting.lock_gantt(ivs, ax=ax, owners=owners, colors=colors)
     for t in sel:
         y = owners.index(f"worker {t.worker}")
-        ax.broken_barh([(t.t_commit_sent - t0, t.t_commit_done - t.t_commit_sent)], (y - 0.35, 0.7),
+        ax.broken_barh([(t.t_commit_sent, t.t_commit_done - t.t_commit_sent)], (y - 0.35, 0.7),
                        facecolors="none", edgecolor="black", hatch="////", lw=0.5)
         if t0 <= t.t_lock < t0 + span_ms:
-            ax.axvline(t.t_lock - t0, color="0.3", lw=0.6, ls=":")
-    ax.set_xlim(0, span_ms)
-    ax.set_xlabel("time (ms): bar = lock granted → COMMIT returned, hatched = COMMIT in flight")
+            ax.axvline(t.t_lock, color="0.3", lw=0.6, ls=":")
+    ax.set_xlim(t0, t0 + span_ms)
+    ax.ticklabel_format(axis="x", useOffset=False, style="plain")
+    ax.set_xlabel("time since the run started, client clock (ms)")
     return ax
 
 
-def first_early_handoff(trace) -> tuple[TxnTrace, TxnTrace]:
-    """The first pair (previous, next) where the next lock grant came before the previous COMMIT returned."""
+def first_early_handoff(trace, after_ms: float = -math.inf) -> tuple[TxnTrace, TxnTrace]:
+    """The first pair (previous, next), with the previous lock granted at or after ``after_ms``, where
+    the next lock grant came before the previous COMMIT returned."""
     tr = sorted(trace, key=lambda t: t.t_lock)
     for a, b in zip(tr, tr[1:], strict=False):
-        if a.worker != b.worker and b.t_lock < a.t_commit_done:
+        if a.t_lock >= after_ms and a.worker != b.worker and b.t_lock < a.t_commit_done:
             return a, b
     raise ValueError("no early handoff in this trace")
 
@@ -749,7 +785,16 @@ def machine_description(db: Instance | None = None) -> dict:
         "mariadb": db.version if db is not None else "",
         "client": "PyMySQL over TCP on 127.0.0.1; RTT emulated by a client-side time.sleep",
         "innodb_flush_log_at_trx_commit": "1",
+        "load_1min_at_start": _loadavg(),
     }
+
+
+def _loadavg() -> str:
+    """The 1-minute load average (runnable processes), so readers see how busy the machine was."""
+    try:
+        return f"{os.getloadavg()[0]:.2f}"
+    except (OSError, AttributeError):  # pragma: no cover - not on every OS
+        return "unknown"
 
 
 _RUN_FIELDS = [f.name for f in fields(RunResult)]
@@ -842,6 +887,7 @@ def main(argv=None) -> int:
 
         results = run_grid(db, grid, progress=progress)
         res, trace = run_experiment(db, TRACE_RUN, keep_trace=True)
+        machine["load_1min_at_end"] = _loadavg()
         write_runs(results, args.out / RUNS_CSV.name, machine)
         write_trace(trace, args.out / TRACE_CSV.name, machine)
         print(f"wrote {args.out / RUNS_CSV.name} ({len(results)} runs) and {args.out / TRACE_CSV.name} "
