@@ -162,6 +162,157 @@ def test_engines_agree_exactly(name):
     assert fast.recovered == ref.recovered
 
 
+# The chunked path of the fast engine (engine_chunked) runs FIFO scenarios a batch at a time;
+# these cases exercise every rule it reimplements: each jitter, attempt caps, patience,
+# suppression, slow database, degrading, M = inf, no batching wait, one-row batches, and the
+# queue limit (refusals, including retries that all leave at one instant and keep their order).
+SHORT30 = replace(SHORT, horizon_ms=30_000.0)
+CHUNKED_CASES = {
+    "seed": SHORT30,
+    "jitter-none-backoff": replace(
+        SHORT30, retry=RetryPolicy(max_attempts=5, base_ms=10, multiplier=2, cap_ms=300, jitter="none")
+    ),
+    "jitter-full-capped": replace(
+        SHORT30, retry=RetryPolicy(max_attempts=3, base_ms=40.0, multiplier=1.5, cap_ms=100.0, jitter="full")
+    ),
+    "jitter-equal-patience": replace(
+        SHORT30,
+        retry=RetryPolicy(base_ms=20, multiplier=2, cap_ms=200, jitter="equal", patience_ms=1_500.0),
+    ),
+    "jitter-decorrelated-many": replace(
+        SHORT30,
+        retry=RetryPolicy(base_ms=5.0, cap_ms=80.0, jitter="decorrelated", patience_ms=3_000.0, min_delay_ms=0.5),
+    ),
+    "infinite-m": replace(SHORT30, timeout_ms=math.inf),
+    "slow-db-suppress-degrade": replace(
+        SHORT30,
+        second_owner=None,
+        slow_db=Window(8_000.0, 16_000.0, 2.5),
+        suppress_retries=Window(18_000.0, 20_000.0),
+        degrade=Window(21_000.0, 24_000.0, 0.3),
+    ),
+    "no-batch-wait": replace(SHORT30, batch_max_wait_ms=0.0, batch_max_rows=5, user_rate_per_s=300.0),
+    "one-row-batches": replace(SHORT30, batch_max_rows=1, batch_ms=1.5, cross_batch_ms=2.0),
+    "queue-limit-6": replace(SHORT30, queue_limit=6),
+    "queue-limit-0-same-instant-retries": replace(
+        SHORT30, queue_limit=0, retry=RetryPolicy(max_attempts=4, base_ms=5.0, cap_ms=5.0, jitter="none")
+    ),
+    "queue-limit-9-decorrelated": replace(
+        SHORT30, queue_limit=9, retry=RetryPolicy(max_attempts=5, base_ms=2.0, cap_ms=60.0, jitter="decorrelated")
+    ),
+}
+
+
+@pytest.mark.parametrize("name", sorted(CHUNKED_CASES))
+def test_chunked_path_agrees_with_simpy_exactly(name):
+    from hotkeylab.metastable.engine_chunked import run_chunked
+
+    sc = CHUNKED_CASES[name]
+    fast = run_chunked(sc, seed=11)
+    assert fast is not None  # the chunked path ran (not the event loop)
+    ref = simulate(sc, engine="simpy", seed=11)
+    ref.check()
+    fast.check()
+    assert fast.windows.keys() == ref.windows.keys()
+    for key in ref.windows:
+        np.testing.assert_array_equal(fast.windows[key], ref.windows[key], err_msg=key)
+    assert fast.ledger.as_dict() == ref.ledger.as_dict()
+    assert fast.attempt_ledger.as_dict() == ref.attempt_ledger.as_dict()
+    assert fast.server == ref.server
+    assert fast.recovered == ref.recovered
+    assert fast.recovery_time_s == ref.recovery_time_s
+    assert fast.summary == ref.summary
+
+
+def _assert_same_run(a, b):
+    assert a.windows.keys() == b.windows.keys()
+    for key in b.windows:
+        np.testing.assert_array_equal(a.windows[key], b.windows[key], err_msg=key)
+    assert a.ledger.as_dict() == b.ledger.as_dict()
+    assert a.attempt_ledger.as_dict() == b.attempt_ledger.as_dict()
+    assert a.server == b.server
+    assert a.status == b.status
+    assert a.summary == b.summary
+
+
+chunked_params = st.fixed_dictionaries(
+    {
+        "user_rate_per_s": st.floats(0.0, 1500.0),
+        "batch_max_rows": st.integers(1, 40),
+        "batch_max_wait_ms": st.one_of(st.just(0.0), st.floats(0.0, 40.0)),
+        "batch_ms": st.floats(1.0, 40.0),
+        "cross_batch_ms": st.floats(1.0, 60.0),
+        "timeout_ms": st.one_of(st.floats(50.0, 600.0), st.just(math.inf)),
+        "window_ms": st.sampled_from([1_000.0, 500.0, 333.3, 70.0]),
+        "slow_db": st.one_of(st.none(), st.builds(Window, st.just(1_500.0), st.floats(1_500.0, 4_000.0), st.floats(0.5, 3.0))),
+        "degrade": st.one_of(st.none(), st.builds(Window, st.just(3_000.0), st.floats(3_000.0, 6_000.0), st.floats(0.0, 1.0))),
+        "suppress_retries": st.one_of(st.none(), st.builds(Window, st.just(2_500.0), st.floats(2_500.0, 4_000.0))),
+        "queue_limit": st.one_of(st.none(), st.integers(0, 30)),
+        "retry": st.builds(
+            RetryPolicy,
+            max_attempts=st.one_of(st.integers(1, 6), st.just(math.inf)),
+            base_ms=st.floats(0.0, 100.0),
+            multiplier=st.one_of(st.just(1.0), st.floats(1.0, 3.0)),
+            cap_ms=st.floats(0.0, 400.0),
+            jitter=st.sampled_from(["none", "full", "equal", "decorrelated"]),
+            min_delay_ms=st.sampled_from([1.0, 0.05]),
+            patience_ms=st.one_of(st.floats(0.0, 2_000.0), st.just(math.inf)),
+        ),
+    }
+)
+
+
+@settings(max_examples=40, deadline=None)
+@given(params=chunked_params, seed=st.integers(0, 2**32 - 1), cap=st.sampled_from([20_000, 200_000]))
+def test_chunked_path_equals_the_event_loop_on_random_scenarios(params, seed, cap):
+    """Where the chunked path runs it gives the event loop's run bit for bit; where it declines
+    (a tie at one instant, the event cap, refusals on every batch) the fast engine runs the loop."""
+    from hotkeylab.metastable.engine_chunked import eligible, run_chunked
+    from hotkeylab.metastable.engine_fast import run_loop
+
+    sc = replace(
+        SEED_INCIDENT,
+        **params,
+        horizon_ms=6_000.0,
+        warmup_ms=0.0,
+        peak=Window(1_000.0, 4_000.0, 1.5),
+        second_owner=Window(2_000.0, 5_000.0),
+        max_events=cap,
+    )
+    assert eligible(sc) == (sc.timeout_ms - sc.batch_max_wait_ms >= 10.0)
+    ref = run_loop(sc, seed)
+    chunked = run_chunked(sc, seed)
+    if chunked is not None:
+        _assert_same_run(chunked, ref)
+    _assert_same_run(simulate(sc, engine="fast", seed=seed), ref)
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        {"restart_at_ms": 20_000.0},
+        {"codel": CoDel()},
+        {"discipline": "adaptive_lifo"},
+        {"deadline_drop": True},
+        {"client_throttle": AdaptiveThrottle()},
+        {"retry": replace(SEED_RETRY, budget=GrpcThrottle())},
+        {"timeout_ms": 25.0},  # M − T below the shortest chunk
+        {"max_events": 50_000},  # the storm reaches the event cap
+        {"queue_limit": 12, "retry": RetryPolicy(base_ms=20.0, cap_ms=60.0, jitter="decorrelated", patience_ms=800.0)},
+    ],
+    ids=lambda c: "-".join(c),
+)
+def test_chunked_path_declines_what_it_does_not_model(change):
+    """Outside its rules, at the event cap, and when refusals at a full queue cut every chunk to
+    a few sends (the event loop is faster there), the chunked path declines and the loop runs."""
+    from hotkeylab.metastable.engine_chunked import run_chunked
+    from hotkeylab.metastable.engine_fast import run_loop
+
+    sc = replace(SHORT30, **change)
+    assert run_chunked(sc, seed=2) is None
+    _assert_same_run(simulate(sc, seed=2), run_loop(sc, seed=2))
+
+
 def test_same_seed_same_windows_other_seed_differs():
     a, b, c = (simulate(SHORT, seed=s) for s in (3, 3, 4))
     for key in a.windows:

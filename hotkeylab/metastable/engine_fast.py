@@ -3,7 +3,12 @@
 It schedules exactly the events the SimPy engine's processes produce (user arrivals, the batch
 timer, the hot-key thread's commits, client timeouts and retries, a restart) and calls the same
 State methods in the same order, so a seed gives identical windows. No process objects, no
-callbacks: about 30–60× faster, for widgets and sweeps.
+callbacks.
+
+:func:`run_fast` first tries :func:`.engine_chunked.run_chunked`, which computes the same events
+a batch at a time with numpy for FIFO scenarios (the seed's incident, the what-if widget, the
+phase diagrams, queue limits); the event loop :func:`run_loop` runs everything else (CoDel, LIFO,
+deadline drop, budgets, client throttle, restart) and any run the chunked path declines.
 """
 
 from __future__ import annotations
@@ -14,12 +19,20 @@ from heapq import heappop, heappush
 
 from ..sim import RunStatus
 from .core import State
+from .engine_chunked import run_chunked
 from .scenario import Scenario
 
 _TIMER, _DONE, _SEND, _RESTART = range(4)
 
 
 def run_fast(sc: Scenario, seed: int):
+    """The fast engine: the chunked path where it applies, else the event loop."""
+    run = run_chunked(sc, seed)
+    return run if run is not None else run_loop(sc, seed)
+
+
+def run_loop(sc: Scenario, seed: int):
+    """The event loop: every event of the SimPy engine, in the same order."""
     S = State(sc, seed)
     arr = S.arr_t.tolist()
     n_arr = len(arr)
