@@ -31,7 +31,7 @@ test-browser: $(STAMP)
 test-db: $(STAMP)
 	HOTKEYLAB_REQUIRE_DB=1 $(PY) -m pytest tests/test_db_lab.py -v
 
-## make db-lab: measure the hot row on a private MariaDB (needs mariadb-server, ~4 min) and
+## make db-lab: measure the hot row on a private MariaDB (needs mariadb-server, 3-4 min) and
 ## rewrite hotkeylab/data/db_lab_runs.csv and db_lab_trace.csv, which notebook 01b reads
 db-lab: $(STAMP)
 	$(PY) -m hotkeylab.db_lab
