@@ -55,7 +55,7 @@ from dataclasses import asdict, dataclass, fields
 from pathlib import Path
 
 from . import capacity
-from .validate import check_int, check_number
+from .validate import check_choice, check_int, check_number
 
 __all__ = [
     "MariaDBNotFound",
@@ -69,6 +69,11 @@ __all__ = [
     "run_grid",
     "quick_check",
     "early_release_fraction",
+    "ORDERS",
+    "Parts",
+    "measured_parts",
+    "plot_hold_budget",
+    "what_if_orders",
     "machine_description",
     "write_runs",
     "write_trace",
@@ -308,6 +313,19 @@ def _wait_gone(pid: int, timeout_s: float) -> None:
 
 HOT_ACCOUNT = 123  # the seed's "where account_id=123"
 
+#: where the transaction takes the hot row's lock (see :class:`Experiment`)
+ORDERS = ("lock_first", "lock_last", "update_only")
+
+
+def sleeps_under_lock(order: str, inserts: int) -> int:
+    """Round trips (emulated RTTs) spent holding the lock, by statement order."""
+    return {"lock_first": inserts + 2, "lock_last": 2, "update_only": 1}[check_choice("order", order, ORDERS)]
+
+
+def statements_under_lock(order: str, inserts: int) -> int:
+    """INSERT/UPDATE statements executed while holding the lock, by statement order."""
+    return {"lock_first": inserts + 1, "lock_last": 1, "update_only": 0}[check_choice("order", order, ORDERS)]
+
 
 # =========================================================================== the experiment
 @dataclass(frozen=True)
@@ -321,6 +339,9 @@ class Experiment:
     duration_s: float = 3.0  # measured window, after the warm-up
     warmup_s: float = 0.3  # transactions that commit before this are not counted
     shared_row: bool = True  # False: the control experiment, each worker its own row
+    # where the lock is taken: "lock_first" is the seed's transaction; "lock_last" sends the
+    # INSERTs before SELECT … FOR UPDATE; "update_only" drops the SELECT and lets the UPDATE lock
+    order: str = "lock_first"
 
     def __post_init__(self):
         check_int("threads", self.threads, low=1, high=256)
@@ -331,11 +352,19 @@ class Experiment:
         check_number("warmup_s", self.warmup_s, low=0.0, high=60.0)
         if not isinstance(self.shared_row, bool):
             raise ValueError(f"shared_row must be True or False, got {self.shared_row!r}")
+        check_choice("order", self.order, ORDERS)
 
     @property
     def round_trips_under_lock(self) -> int:
-        """Statements sent while the lock is held (each INSERT, the UPDATE, the COMMIT)."""
-        return self.inserts + 2
+        """Statements sent while the lock is held, each costing one emulated RTT: every INSERT, the
+        UPDATE and the COMMIT for "lock_first"; the UPDATE and the COMMIT for "lock_last"; the COMMIT
+        for "update_only"."""
+        return sleeps_under_lock(self.order, self.inserts)
+
+    @property
+    def statements_under_lock(self) -> int:
+        """INSERT/UPDATE statements executed while the lock is held."""
+        return statements_under_lock(self.order, self.inserts)
 
     @property
     def rows_per_txn(self) -> int:
@@ -362,12 +391,13 @@ class RunResult:
     inserts: int
     rows_per_insert: int
     shared_row: bool
+    order: str  # where the lock is taken (see Experiment)
     duration_s: float  # the measured window
     committed: int  # transactions committed in the window
     tps: float
     hold_ms: float  # lock granted (SELECT … FOR UPDATE returned) → COMMIT returned
     acquire_ms: float  # SELECT … FOR UPDATE sent → returned: the wait for the row lock
-    statement_ms: float  # one INSERT or UPDATE round trip on loopback (server time)
+    statement_ms: float  # one INSERT or UPDATE on loopback (for "update_only" the UPDATE also waits for the lock)
     commit_ms: float  # COMMIT sent → returned (includes the redo-log flush)
     sleep_ms: float  # measured length of one emulated-RTT sleep (nominal: rtt_ms)
     latency_ms: float  # BEGIN sent → COMMIT returned
@@ -425,7 +455,23 @@ def _work(conn, w: _Worker, exp: Experiment, run_id: int, t0: float, stop: threa
     values = ", ".join(["(%s, %s, %s, %s)"] * exp.rows_per_insert)
     insert_sql = f"INSERT INTO t_trans (run_id, account_id, worker, amount) VALUES {values}"
     params = [v for _ in range(exp.rows_per_insert) for v in (run_id, w.account, w.wid, 1)]
+    update_sql = "UPDATE t_account SET count = count + %s WHERE account_id = %s"
+    select_sql = "SELECT count FROM t_account WHERE account_id = %s FOR UPDATE"
     rows = exp.rows_per_txn
+
+    def rtt():  # the network, emulated: only while the lock is held
+        if rtt_s > 0:
+            s0 = now()
+            time.sleep(rtt_s)
+            w.sleep_total += now() - s0
+            w.sleeps += 1
+
+    def stmt(sql, args):
+        s0 = now()
+        cur.execute(sql, args)
+        w.stmt_total += now() - s0
+        w.stmts += 1
+
     try:
         cur = conn.cursor()
         while not stop.is_set():
@@ -433,28 +479,29 @@ def _work(conn, w: _Worker, exp: Experiment, run_id: int, t0: float, stop: threa
             tb = now()
             try:
                 cur.execute("BEGIN")
-                cur.execute("SELECT count FROM t_account WHERE account_id = %s FOR UPDATE", (w.account,))
-                cur.fetchone()
-                tl = now()
-                for stmt in range(exp.inserts + 1):
-                    if rtt_s > 0:
-                        s0 = now()
-                        time.sleep(rtt_s)
-                        w.sleep_total += now() - s0
-                        w.sleeps += 1
-                    s0 = now()
-                    if stmt < exp.inserts:
-                        cur.execute(insert_sql, params)
-                    else:
-                        cur.execute("UPDATE t_account SET count = count + %s WHERE account_id = %s",
-                                    (rows, w.account))
-                    w.stmt_total += now() - s0
-                    w.stmts += 1
-                if rtt_s > 0:
-                    s0 = now()
-                    time.sleep(rtt_s)
-                    w.sleep_total += now() - s0
-                    w.sleeps += 1
+                if exp.order == "lock_first":  # the seed: lock, then INSERTs and UPDATE under it
+                    cur.execute(select_sql, (w.account,))
+                    cur.fetchone()
+                    tl = now()
+                    for _ in range(exp.inserts):
+                        rtt()
+                        stmt(insert_sql, params)
+                    rtt()
+                    stmt(update_sql, (rows, w.account))
+                elif exp.order == "lock_last":  # INSERTs first, then lock, UPDATE
+                    for _ in range(exp.inserts):
+                        stmt(insert_sql, params)
+                    cur.execute(select_sql, (w.account,))
+                    cur.fetchone()
+                    tl = now()
+                    rtt()
+                    stmt(update_sql, (rows, w.account))
+                else:  # update_only: INSERTs first; the UPDATE takes the lock itself
+                    for _ in range(exp.inserts):
+                        stmt(insert_sql, params)
+                    stmt(update_sql, (rows, w.account))
+                    tl = now()
+                rtt()
                 tc = now()
                 conn.commit()
                 td = now()
@@ -530,7 +577,7 @@ def run_experiment(db: Instance, exp: Experiment = Experiment(), *, keep_trace: 
     stmts = sum(w.stmts for w in workers)
     result = RunResult(
         threads=exp.threads, rtt_ms=exp.rtt_ms, inserts=exp.inserts, rows_per_insert=exp.rows_per_insert,
-        shared_row=exp.shared_row, duration_s=exp.duration_s, committed=len(window),
+        shared_row=exp.shared_row, order=exp.order, duration_s=exp.duration_s, committed=len(window),
         tps=len(window) / exp.duration_s,
         hold_ms=mean(t.t_commit_done - t.t_lock for t in window),
         acquire_ms=mean(t.t_lock - t.t_begin for t in window),
@@ -573,6 +620,9 @@ def standard_grid(duration_s: float = 3.0) -> list[Experiment]:
             exps.append(Experiment(threads=n, rtt_ms=rtt, inserts=1, duration_s=duration_s))
     for k in (0, 2, 4, 8):
         exps.append(Experiment(threads=8, rtt_ms=1.5, inserts=k, duration_s=duration_s))
+    for k in (1, 4):  # the fixes: take the lock later, or let the UPDATE take it
+        for order in ("lock_last", "update_only"):
+            exps.append(Experiment(threads=8, rtt_ms=1.5, inserts=k, order=order, duration_s=duration_s))
     for _ in range(ONE_THREAD_REPEATS - 1):
         for rtt in (0.0, 0.5, 1.5, 3.0):
             exps.append(Experiment(threads=1, rtt_ms=rtt, inserts=1, duration_s=duration_s))
@@ -597,10 +647,11 @@ def quick_check(db: Instance | None = None, *, rtt_ms: float = 1.5, threads=(1, 
 
 
 # =========================================================================== the model beside the measurements
-def repeats(runs, rtt_ms: float, threads: int = 1, inserts: int = 1, shared_row: bool = True) -> list[RunResult]:
+def repeats(runs, rtt_ms: float, threads: int = 1, inserts: int = 1, shared_row: bool = True,
+            order: str = "lock_first") -> list[RunResult]:
     """Every run of one configuration (the one-thread hot-row run is measured several times)."""
     return [r for r in runs if r.shared_row == shared_row and r.rtt_ms == rtt_ms
-            and r.inserts == inserts and r.threads == threads]
+            and r.inserts == inserts and r.threads == threads and r.order == order]
 
 
 def _median_run(group: list[RunResult]) -> RunResult:
@@ -608,19 +659,19 @@ def _median_run(group: list[RunResult]) -> RunResult:
     return sorted(group, key=lambda r: r.hold_ms)[(len(group) - 1) // 2]
 
 
-def hot_runs(runs, rtt_ms: float, inserts: int = 1) -> dict[int, RunResult]:
-    """The hot-row runs at one RTT and statement count, by thread count; where a configuration was
-    repeated, the run with the median hold stands for it."""
+def hot_runs(runs, rtt_ms: float, inserts: int = 1, order: str = "lock_first") -> dict[int, RunResult]:
+    """The hot-row runs at one RTT, statement count and order, by thread count; where a
+    configuration was repeated, the run with the median hold stands for it."""
     groups: dict[int, list[RunResult]] = {}
     for r in runs:
-        if r.shared_row and r.rtt_ms == rtt_ms and r.inserts == inserts:
+        if r.shared_row and r.rtt_ms == rtt_ms and r.inserts == inserts and r.order == order:
             groups.setdefault(r.threads, []).append(r)
     return {n: _median_run(g) for n, g in sorted(groups.items())}
 
 
 def control_runs(runs, rtt_ms: float) -> dict[int, RunResult]:
-    """The control runs (one row per worker) at one RTT, by thread count."""
-    return {r.threads: r for r in runs if not r.shared_row and r.rtt_ms == rtt_ms}
+    """The control runs (one row per worker, the seed's order) at one RTT, by thread count."""
+    return {r.threads: r for r in runs if not r.shared_row and r.rtt_ms == rtt_ms and r.order == "lock_first"}
 
 
 def outside_ms(one: RunResult) -> float:
@@ -641,10 +692,12 @@ def predicted_latency_ms(one: RunResult, threads: int) -> float:
 
 
 def hold_from_parts_ms(r: RunResult, *, nominal: bool = False) -> float:
-    """The hold rebuilt from its parts: ``(inserts + 2) × sleep + (inserts + 1) × statement + commit``;
-    ``nominal=True`` uses the nominal RTT instead of the measured sleep."""
+    """The hold rebuilt from its parts: ``round trips under the lock × sleep + statements under the
+    lock × statement + commit`` (for the seed's order ``(inserts + 2) × sleep + (inserts + 1) ×
+    statement + commit``); ``nominal=True`` uses the nominal RTT instead of the measured sleep."""
     sleep = r.rtt_ms if nominal else r.sleep_ms
-    return (r.inserts + 2) * sleep + (r.inserts + 1) * r.statement_ms + r.commit_ms
+    return (sleeps_under_lock(r.order, r.inserts) * sleep
+            + statements_under_lock(r.order, r.inserts) * r.statement_ms + r.commit_ms)
 
 
 def plateau_tps(runs, rtt_ms: float, inserts: int = 1) -> float:
@@ -758,6 +811,86 @@ def first_early_handoff(trace, after_ms: float = -math.inf) -> tuple[TxnTrace, T
     raise ValueError("no early handoff in this trace")
 
 
+# =========================================================================== what if: other statement orders
+@dataclass(frozen=True)
+class Parts:
+    """What one round trip, one statement and one COMMIT cost on the lab's machine (ms)."""
+
+    overshoot_ms: float  # a time.sleep(RTT) lasts RTT + this
+    statement_ms: float
+    commit_ms: float
+
+    def hold_ms(self, rtt_ms: float, inserts: int, order: str = "lock_first") -> float:
+        """The model's hold for a transaction: round trips under the lock × (RTT + overshoot) +
+        statements under the lock × statement + COMMIT."""
+        rtt = check_number("rtt_ms", rtt_ms, low=0.0, high=100.0)
+        k = check_int("inserts", inserts, low=0, high=100)
+        return (sleeps_under_lock(order, k) * (rtt + self.overshoot_ms)
+                + statements_under_lock(order, k) * self.statement_ms + self.commit_ms)
+
+
+def measured_parts(runs) -> Parts:
+    """Mean overshoot, statement and COMMIT times of the one-thread hot-row runs with RTT > 0."""
+    ones = [r for r in runs if r.shared_row and r.threads == 1 and r.order == "lock_first" and r.rtt_ms > 0]
+    if not ones:
+        raise ValueError("no one-thread hot-row runs with rtt_ms > 0 in these runs")
+    n = len(ones)
+    return Parts(sum(r.sleep_ms - r.rtt_ms for r in ones) / n, sum(r.statement_ms for r in ones) / n,
+                 sum(r.commit_ms for r in ones) / n)
+
+
+ORDER_LABELS = {
+    "lock_first": "the seed: SELECT … FOR UPDATE first",
+    "lock_last": "INSERTs first, then lock",
+    "update_only": "INSERTs first, UPDATE takes the lock",
+}
+
+
+def plot_hold_budget(runs, rtt_ms: float = 1.5, inserts: int = 4, *, ax=None):
+    """The hold of each statement order, split into round trips, statements and COMMIT (model, from
+    :func:`measured_parts`), with ``1000 / hold`` written at the end of each bar, and a diamond at the
+    TPS-equivalent hold measured with 8 threads where the lab ran that configuration."""
+    from . import plotting
+
+    parts = measured_parts(runs)
+    if ax is None:
+        _, ax = plotting.new_figure(height=2.4)
+    colors = (plotting.COLORS["offered"], plotting.COLORS["retries"], plotting.COLORS["goodput"])
+    marked = False
+    for y, order in enumerate(ORDERS):
+        segs = [sleeps_under_lock(order, inserts) * (rtt_ms + parts.overshoot_ms),
+                statements_under_lock(order, inserts) * parts.statement_ms, parts.commit_ms]
+        left = 0.0
+        for seg, c, lab in zip(segs, colors, ("round trips", "statements", "COMMIT"), strict=True):
+            ax.barh(y, seg, left=left, color=c, label=lab if y == 0 else None, height=0.6)
+            left += seg
+        hits = [r for r in runs if r.shared_row and r.order == order and r.inserts == inserts
+                and r.threads == 8 and r.rtt_ms == rtt_ms]
+        x_text = left
+        if hits:
+            ax.plot(1000.0 / hits[0].tps, y, "D", color="black", ms=6,
+                    label=None if marked else "measured, 8 threads: 1000 / TPS")
+            marked = True
+            x_text = max(left, 1000.0 / hits[0].tps)
+        ax.text(x_text, y, f"   {capacity.tps_ceiling(left):.0f} TPS (model)", va="center", fontsize=9)
+    ax.set_yticks(range(len(ORDERS)), [ORDER_LABELS[o] for o in ORDERS])
+    ax.invert_yaxis()
+    ax.set_xlim(0, ax.get_xlim()[1] * 1.3)
+    plotting.decorate(ax, xlabel=f"lock hold (ms) at RTT {rtt_ms:g} ms, {inserts} batchInsert statements",
+                      legend=False)
+    ax.legend(fontsize=8, loc="lower right")
+    return ax
+
+
+def what_if_orders(rtt_ms: float = 1.5, inserts: int = 4):
+    """Widget body: the hold budget of the three statement orders for your RTT and INSERT count."""
+    import matplotlib.pyplot as plt
+
+    ax = plot_hold_budget(load_runs()[1], rtt_ms, inserts)
+    plt.show()
+    return ax
+
+
 # =========================================================================== files
 def machine_description(db: Instance | None = None) -> dict:
     """Where the numbers were measured: CPU, cores, OS, Python, PyMySQL and MariaDB versions."""
@@ -847,6 +980,8 @@ def _convert(cls, row: dict):
             out[f.name] = int(v)
         elif f.type in ("bool", bool):
             out[f.name] = v == "True"
+        elif f.type in ("str", str):
+            out[f.name] = v
         else:
             out[f.name] = float(v)
     return cls(**out)
