@@ -213,7 +213,7 @@ class Instance:
             "--max-connections=600", "--innodb-lock-wait-timeout=50",
         ]
         self.proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                                     start_new_session=True)
+                                     start_new_session=True, preexec_fn=_die_with_parent)
         _LIVE.add(self)
         deadline = time.monotonic() + self.startup_timeout_s
         while True:
@@ -298,6 +298,18 @@ class Instance:
                             [(HOT_ACCOUNT + i,) for i in range(accounts)])
         conn.commit()
         conn.close()
+
+
+def _die_with_parent() -> None:  # pragma: no cover - runs in the child, between fork and exec
+    """On Linux, ask the kernel to SIGTERM the server when the process that started it dies, so a
+    killed test run or notebook kernel leaves no server behind (atexit does not run on a kill)."""
+    if sys.platform.startswith("linux"):
+        try:
+            import ctypes
+
+            ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
+        except OSError:
+            pass
 
 
 def _wait_gone(pid: int, timeout_s: float) -> None:

@@ -9,6 +9,11 @@ from __future__ import annotations
 
 import math
 import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
 from dataclasses import replace
 from pathlib import Path
 
@@ -255,3 +260,22 @@ def test_hold_budget_figure_and_widget_body():
     w.update()
     assert "8 batchInsert" in w.result.get_xlabel() and "RTT 3 ms" in w.result.get_xlabel()
     plt.close("all")
+
+
+@pytest.mark.db
+@needs_db
+def test_server_dies_with_a_killed_parent():
+    """A test run or kernel killed with SIGKILL (no atexit) must not leave its server behind."""
+    code = ("import time\nfrom hotkeylab import db_lab\ndb = db_lab.Instance().start()\n"
+            "print(db.proc.pid, db.datadir.parent, flush=True)\ntime.sleep(120)\n")
+    parent = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True)
+    pid_text, root = parent.stdout.readline().split()
+    server = int(pid_text)
+    assert Path(f"/proc/{server}").exists()
+    parent.send_signal(signal.SIGKILL)
+    parent.wait(timeout=10)
+    deadline = time.monotonic() + 40
+    while Path(f"/proc/{server}").exists() and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not Path(f"/proc/{server}").exists(), "mariadbd outlived the process that started it"
+    shutil.rmtree(root, ignore_errors=True)  # the parent could not clean up: it was killed
