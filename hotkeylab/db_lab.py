@@ -179,6 +179,7 @@ class Instance:
         self.port: int | None = None
         self.proc: subprocess.Popen | None = None
         self.version = ""
+        self.isolation = ""
 
     # ------------------------------------------------------------------ lifecycle
     @property
@@ -227,8 +228,8 @@ class Instance:
                     raise RuntimeError(f"mariadbd did not start: {log}") from None
                 time.sleep(0.05)
         with conn.cursor() as cur:
-            cur.execute("SELECT VERSION()")
-            self.version = cur.fetchone()[0]
+            cur.execute("SELECT VERSION(), @@tx_isolation")
+            self.version, self.isolation = cur.fetchone()
             cur.execute(f"CREATE DATABASE IF NOT EXISTS {self.database}")
         conn.close()
         return self
@@ -354,6 +355,9 @@ class Experiment:
     # where the lock is taken: "lock_first" is the seed's transaction; "lock_last" sends the
     # INSERTs before SELECT … FOR UPDATE; "update_only" drops the SELECT and lets the UPDATE lock
     order: str = "lock_first"
+    # also sleep one RTT before each statement sent *outside* the lock (BEGIN, the statement that
+    # takes the lock, INSERTs sent before it): a fair network for comparing statement orders
+    rtt_outside_lock: bool = False
 
     def __post_init__(self):
         check_int("threads", self.threads, low=1, high=256)
@@ -365,6 +369,8 @@ class Experiment:
         if not isinstance(self.shared_row, bool):
             raise ValueError(f"shared_row must be True or False, got {self.shared_row!r}")
         check_choice("order", self.order, ORDERS)
+        if not isinstance(self.rtt_outside_lock, bool):
+            raise ValueError(f"rtt_outside_lock must be True or False, got {self.rtt_outside_lock!r}")
 
     @property
     def round_trips_under_lock(self) -> int:
@@ -404,6 +410,7 @@ class RunResult:
     rows_per_insert: int
     shared_row: bool
     order: str  # where the lock is taken (see Experiment)
+    rtt_outside_lock: bool  # statements outside the lock also paid one emulated RTT
     duration_s: float  # the measured window
     committed: int  # transactions committed in the window
     tps: float
@@ -471,7 +478,11 @@ def _work(conn, w: _Worker, exp: Experiment, run_id: int, t0: float, stop: threa
     select_sql = "SELECT count FROM t_account WHERE account_id = %s FOR UPDATE"
     rows = exp.rows_per_txn
 
-    def rtt():  # the network, emulated: only while the lock is held
+    def rtt_out():  # the network outside the lock, only when asked for
+        if exp.rtt_outside_lock:
+            rtt()
+
+    def rtt():  # the network, emulated: before each statement sent while the lock is held
         if rtt_s > 0:
             s0 = now()
             time.sleep(rtt_s)
@@ -490,8 +501,10 @@ def _work(conn, w: _Worker, exp: Experiment, run_id: int, t0: float, stop: threa
             w.begun += 1
             tb = now()
             try:
+                rtt_out()
                 cur.execute("BEGIN")
                 if exp.order == "lock_first":  # the seed: lock, then INSERTs and UPDATE under it
+                    rtt_out()
                     cur.execute(select_sql, (w.account,))
                     cur.fetchone()
                     tl = now()
@@ -502,7 +515,9 @@ def _work(conn, w: _Worker, exp: Experiment, run_id: int, t0: float, stop: threa
                     stmt(update_sql, (rows, w.account))
                 elif exp.order == "lock_last":  # INSERTs first, then lock, UPDATE
                     for _ in range(exp.inserts):
+                        rtt_out()
                         stmt(insert_sql, params)
+                    rtt_out()
                     cur.execute(select_sql, (w.account,))
                     cur.fetchone()
                     tl = now()
@@ -510,7 +525,9 @@ def _work(conn, w: _Worker, exp: Experiment, run_id: int, t0: float, stop: threa
                     stmt(update_sql, (rows, w.account))
                 else:  # update_only: INSERTs first; the UPDATE takes the lock itself
                     for _ in range(exp.inserts):
+                        rtt_out()
                         stmt(insert_sql, params)
+                    rtt_out()
                     stmt(update_sql, (rows, w.account))
                     tl = now()
                 rtt()
@@ -589,7 +606,8 @@ def run_experiment(db: Instance, exp: Experiment = Experiment(), *, keep_trace: 
     stmts = sum(w.stmts for w in workers)
     result = RunResult(
         threads=exp.threads, rtt_ms=exp.rtt_ms, inserts=exp.inserts, rows_per_insert=exp.rows_per_insert,
-        shared_row=exp.shared_row, order=exp.order, duration_s=exp.duration_s, committed=len(window),
+        shared_row=exp.shared_row, order=exp.order,
+        rtt_outside_lock=exp.rtt_outside_lock, duration_s=exp.duration_s, committed=len(window),
         tps=len(window) / exp.duration_s,
         hold_ms=mean(t.t_commit_done - t.t_lock for t in window),
         acquire_ms=mean(t.t_lock - t.t_begin for t in window),
@@ -632,9 +650,11 @@ def standard_grid(duration_s: float = 3.0) -> list[Experiment]:
             exps.append(Experiment(threads=n, rtt_ms=rtt, inserts=1, duration_s=duration_s))
     for k in (0, 2, 4, 8):
         exps.append(Experiment(threads=8, rtt_ms=1.5, inserts=k, duration_s=duration_s))
-    for k in (1, 4):  # the fixes: take the lock later, or let the UPDATE take it
-        for order in ("lock_last", "update_only"):
-            exps.append(Experiment(threads=8, rtt_ms=1.5, inserts=k, order=order, duration_s=duration_s))
+    for k in (1, 4):  # the fixes (take the lock later, or let the UPDATE take it), every statement paying the RTT
+        for order in ORDERS:
+            for n in (1, 8):
+                exps.append(Experiment(threads=n, rtt_ms=1.5, inserts=k, order=order, rtt_outside_lock=True,
+                                       duration_s=duration_s))
     for _ in range(ONE_THREAD_REPEATS - 1):
         for rtt in (0.0, 0.5, 1.5, 3.0):
             exps.append(Experiment(threads=1, rtt_ms=rtt, inserts=1, duration_s=duration_s))
@@ -660,10 +680,11 @@ def quick_check(db: Instance | None = None, *, rtt_ms: float = 1.5, threads=(1, 
 
 # =========================================================================== the model beside the measurements
 def repeats(runs, rtt_ms: float, threads: int = 1, inserts: int = 1, shared_row: bool = True,
-            order: str = "lock_first") -> list[RunResult]:
+            order: str = "lock_first", rtt_outside_lock: bool = False) -> list[RunResult]:
     """Every run of one configuration (the one-thread hot-row run is measured several times)."""
     return [r for r in runs if r.shared_row == shared_row and r.rtt_ms == rtt_ms
-            and r.inserts == inserts and r.threads == threads and r.order == order]
+            and r.inserts == inserts and r.threads == threads and r.order == order
+            and r.rtt_outside_lock == rtt_outside_lock]
 
 
 def _median_run(group: list[RunResult]) -> RunResult:
@@ -671,19 +692,22 @@ def _median_run(group: list[RunResult]) -> RunResult:
     return sorted(group, key=lambda r: r.hold_ms)[(len(group) - 1) // 2]
 
 
-def hot_runs(runs, rtt_ms: float, inserts: int = 1, order: str = "lock_first") -> dict[int, RunResult]:
+def hot_runs(runs, rtt_ms: float, inserts: int = 1, order: str = "lock_first",
+             rtt_outside_lock: bool = False) -> dict[int, RunResult]:
     """The hot-row runs at one RTT, statement count and order, by thread count; where a
     configuration was repeated, the run with the median hold stands for it."""
     groups: dict[int, list[RunResult]] = {}
     for r in runs:
-        if r.shared_row and r.rtt_ms == rtt_ms and r.inserts == inserts and r.order == order:
+        if (r.shared_row and math.isclose(r.rtt_ms, rtt_ms) and r.inserts == inserts and r.order == order
+                and r.rtt_outside_lock == rtt_outside_lock):
             groups.setdefault(r.threads, []).append(r)
     return {n: _median_run(g) for n, g in sorted(groups.items())}
 
 
 def control_runs(runs, rtt_ms: float) -> dict[int, RunResult]:
     """The control runs (one row per worker, the seed's order) at one RTT, by thread count."""
-    return {r.threads: r for r in runs if not r.shared_row and r.rtt_ms == rtt_ms and r.order == "lock_first"}
+    return {r.threads: r for r in runs if not r.shared_row and r.rtt_ms == rtt_ms and r.order == "lock_first"
+            and not r.rtt_outside_lock}
 
 
 def outside_ms(one: RunResult) -> float:
@@ -831,6 +855,7 @@ class Parts:
     overshoot_ms: float  # a time.sleep(RTT) lasts RTT + this
     statement_ms: float
     commit_ms: float
+    base_outside_ms: float = 0.0  # outside the lock with no emulated RTT: BEGIN, the locking statement
 
     def hold_ms(self, rtt_ms: float, inserts: int, order: str = "lock_first") -> float:
         """The model's hold for a transaction: round trips under the lock × (RTT + overshoot) +
@@ -840,15 +865,35 @@ class Parts:
         return (sleeps_under_lock(order, k) * (rtt + self.overshoot_ms)
                 + statements_under_lock(order, k) * self.statement_ms + self.commit_ms)
 
+    def outside_ms(self, rtt_ms: float, inserts: int, order: str = "lock_first") -> float:
+        """Time per transaction outside the lock when every statement pays the RTT: BEGIN and the
+        statement that takes the lock, plus the INSERTs sent before it (``lock_last``, ``update_only``)."""
+        k = check_int("inserts", inserts, low=0, high=100)
+        before = 0 if check_choice("order", order, ORDERS) == "lock_first" else k
+        return (2 + before) * (rtt_ms + self.overshoot_ms) + before * self.statement_ms + self.base_outside_ms
+
+    def tps(self, rtt_ms: float, inserts: int, order: str = "lock_first", threads: int = 1) -> float:
+        """Notebook 01's closed loop: ``min(threads × 1000 / (hold + outside), 1000 / hold)``."""
+        n = check_int("threads", threads, low=1)
+        hold = self.hold_ms(rtt_ms, inserts, order)
+        return min(n * 1000.0 / (hold + self.outside_ms(rtt_ms, inserts, order)), capacity.tps_ceiling(hold))
+
+    def knee_threads(self, rtt_ms: float, inserts: int, order: str = "lock_first") -> float:
+        """Committer threads needed to keep the lock busy: ``(hold + outside) / hold``."""
+        hold = self.hold_ms(rtt_ms, inserts, order)
+        return (hold + self.outside_ms(rtt_ms, inserts, order)) / hold
+
 
 def measured_parts(runs) -> Parts:
-    """Mean overshoot, statement and COMMIT times of the one-thread hot-row runs with RTT > 0."""
-    ones = [r for r in runs if r.shared_row and r.threads == 1 and r.order == "lock_first" and r.rtt_ms > 0]
+    """Mean overshoot, statement, COMMIT and outside-the-lock times of the one-thread hot-row runs
+    with RTT > 0 (RTT emulated under the lock only)."""
+    ones = [r for r in runs if r.shared_row and r.threads == 1 and r.order == "lock_first" and r.rtt_ms > 0
+            and not r.rtt_outside_lock]
     if not ones:
         raise ValueError("no one-thread hot-row runs with rtt_ms > 0 in these runs")
     n = len(ones)
     return Parts(sum(r.sleep_ms - r.rtt_ms for r in ones) / n, sum(r.statement_ms for r in ones) / n,
-                 sum(r.commit_ms for r in ones) / n)
+                 sum(r.commit_ms for r in ones) / n, sum(outside_ms(r) for r in ones) / n)
 
 
 ORDER_LABELS = {
@@ -861,7 +906,8 @@ ORDER_LABELS = {
 def plot_hold_budget(runs, rtt_ms: float = 1.5, inserts: int = 4, *, ax=None):
     """The hold of each statement order, split into round trips, statements and COMMIT (model, from
     :func:`measured_parts`), with ``1000 / hold`` written at the end of each bar, and a diamond at the
-    TPS-equivalent hold measured with 8 threads where the lab ran that configuration."""
+    row's turnover ``1000 / TPS`` measured with 8 threads where the lab ran that configuration (every
+    statement paying the RTT)."""
     from . import plotting
 
     parts = measured_parts(runs)
@@ -877,11 +923,11 @@ def plot_hold_budget(runs, rtt_ms: float = 1.5, inserts: int = 4, *, ax=None):
             ax.barh(y, seg, left=left, color=c, label=lab if y == 0 else None, height=0.6)
             left += seg
         hits = [r for r in runs if r.shared_row and r.order == order and r.inserts == inserts
-                and r.threads == 8 and r.rtt_ms == rtt_ms]
+                and r.threads == 8 and math.isclose(r.rtt_ms, rtt_ms) and r.rtt_outside_lock]
         x_text = left
         if hits:
             ax.plot(1000.0 / hits[0].tps, y, "D", color="black", ms=6,
-                    label=None if marked else "measured, 8 threads: 1000 / TPS")
+                    label=None if marked else "the row's turnover measured with 8 threads (1000 / TPS)")
             marked = True
             x_text = max(left, 1000.0 / hits[0].tps)
         ax.text(x_text, y, f"   {capacity.tps_ceiling(left):.0f} TPS (model)", va="center", fontsize=9)
@@ -898,9 +944,8 @@ def what_if_orders(rtt_ms: float = 1.5, inserts: int = 4):
     """Widget body: the hold budget of the three statement orders for your RTT and INSERT count."""
     import matplotlib.pyplot as plt
 
-    ax = plot_hold_budget(load_runs()[1], rtt_ms, inserts)
+    plot_hold_budget(load_runs()[1], rtt_ms, inserts)
     plt.show()
-    return ax
 
 
 # =========================================================================== files
@@ -930,6 +975,7 @@ def machine_description(db: Instance | None = None) -> dict:
         "mariadb": db.version if db is not None else "",
         "client": "PyMySQL over TCP on 127.0.0.1; RTT emulated by a client-side time.sleep",
         "innodb_flush_log_at_trx_commit": "1",
+        "isolation": db.isolation if db is not None else "",
         "load_1min_at_start": _loadavg(),
     }
 
