@@ -80,6 +80,16 @@ def check(exercise_id: str, answer) -> Feedback:
     return Feedback(exercise_id, bool(ok), message)
 
 
+def as_number(answer) -> float | None:
+    """The answer as a float, or None when it is not a number (NaN included): one parse for every
+    checker, so ``"12"``, ``12`` and ``12.0`` are the same answer."""
+    try:
+        a = float(answer)
+    except (TypeError, ValueError):
+        return None
+    return None if math.isnan(a) else a
+
+
 def close_to(answer, expected: float, *, rel: float = 0.02, unit: str = "", hint: str = ""):
     """Helper for numeric exercises: ``(ok, message)`` within relative tolerance ``rel``."""
     try:

@@ -56,3 +56,19 @@ def test_stored_solutions_pass_their_check(name, cell, src):
 def test_unknown_id_is_a_clear_error():
     with pytest.raises(ValueError, match="exercise_id"):
         exercises.check("99.nothing", 1)
+
+
+def test_as_number_parses_every_checker_the_same_way():
+    assert exercises.as_number("12") == exercises.as_number(12) == exercises.as_number(12.0) == 12.0
+    for bad in (None, "twelve", float("nan"), [12]):
+        assert exercises.as_number(bad) is None
+
+
+def test_whole_number_checkers_do_not_truncate():
+    from hotkeylab.exercise_sets import nb03_split_routing as ex3
+
+    k = ex3.owners_three_dcs()
+    assert exercises.check("03.owners_three_dcs", k).ok
+    assert not exercises.check("03.owners_three_dcs", k + 0.7).ok  # int() used to accept this as k
+    assert not exercises.check("02.round_trips_to_remove", float("nan")).ok
+    assert not exercises.check("08.healthy_in_flight", float("nan")).ok

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from .. import capacity, hot_row
-from ..exercises import close_to, exercise
+from ..exercises import as_number, close_to, exercise
 
 #: the seed's monthly peak: "大概高峰期比平时多20%流量"
 PEAK_RATE_PER_S = 1.2 * hot_row.SEED_GROUP_COMMIT.rate_per_s
@@ -32,7 +32,7 @@ def peak_batch_rate(answer):
         answer, expected, rel=0.02, unit="batches/s",
         hint="Most batches still close on the 20 ms timer: use capacity.batcher_batch_rate.",
     )  # fmt: skip
-    if not ok and _is_number(answer) and abs(float(answer) - naive) < 0.05 * naive:
+    if not ok and as_number(answer) is not None and abs(float(answer) - naive) < 0.05 * naive:
         msg = (f"{float(answer):g} batches/s assumes every batch is full (λ / 20); at this load most "
                "batches close on the 20 ms timer with fewer rows. Use capacity.batcher_batch_rate.")  # fmt: skip
     return ok, msg
@@ -49,9 +49,3 @@ def two_servers_batch_rate(answer):
     )  # fmt: skip
 
 
-def _is_number(x) -> bool:
-    try:
-        float(x)
-    except (TypeError, ValueError):
-        return False
-    return True

@@ -6,7 +6,7 @@ from __future__ import annotations
 import math
 
 from .. import capacity, rtt
-from ..exercises import close_to, exercise
+from ..exercises import as_number, close_to, exercise
 
 #: RTT for the "what if the owner were further away" exercises (ms).
 FAR_RTT_MS = 3.0
@@ -77,11 +77,10 @@ def _commits_at_3ms(answer):
 def _round_trips_to_remove(answer):
     k = round_trips_to_remove()
     rt, fixed = capacity.fit_round_trips(rtt.MEASURED)
-    try:
-        a = float(answer)
-    except (TypeError, ValueError):
+    a = as_number(answer)
+    if a is None:
         return False, f"expected a whole number of round trips, got {answer!r}"
-    if math.isnan(a) or not a.is_integer():
+    if not a.is_integer():
         return False, f"round trips come whole: got {answer!r}; round up."
     a = int(a)
     if a == k:

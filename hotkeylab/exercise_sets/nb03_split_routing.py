@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from .. import capacity, routing
-from ..exercises import close_to, exercise
+from ..exercises import as_number, close_to, exercise
 
 #: Exercise 1's layout: servers in three datacentres, clients in all three, primary in B.
 THREE_DC_LAYOUT = routing.make_layout({"A": 2, "B": 4, "C": 3}, primary_dc="B")
@@ -27,10 +27,10 @@ def backlog_seconds() -> float:
 @exercise("03.owners_three_dcs")
 def _owners_three_dcs(answer):
     expected = owners_three_dcs()
-    try:
-        a = int(answer)
-    except (TypeError, ValueError):
+    a = as_number(answer)
+    if a is None or not a.is_integer():  # int(2.7) would quietly accept 2.7 as 2
         return False, f"expected a whole number of servers, got {answer!r}"
+    a = int(a)
     if a == expected:
         return True, (f"{a}: one owner per datacentre that has servers — each filterRegion list "
                       "picks its own.")

@@ -7,7 +7,7 @@ from __future__ import annotations
 import math
 
 from .. import capacity
-from ..exercises import close_to, exercise
+from ..exercises import as_number, close_to, exercise
 from ..metastable import SEED_INCIDENT, closed_forms, effective_timeout_queue, lesson
 
 #: Backlog (batches) for the "how long must retries be suppressed" exercise: a parameter of the
@@ -45,17 +45,9 @@ def safe_limit_slow() -> int:
     return math.floor(effective_timeout_queue(_SC, _SC.cross_batch_ms) + 1e-9)
 
 
-def _num(answer):
-    try:
-        a = float(answer)
-    except (TypeError, ValueError):
-        return None
-    return None if math.isnan(a) else a
-
-
 @exercise("04.effective_queue_two_owners")
 def _effective_queue_two_owners(answer):
-    a = _num(answer)
+    a = as_number(answer)
     n_bar = (_SC.batch_ms + _SC.cross_batch_ms) / 2
     if a is not None and math.isclose(a, _SC.timeout_ms / n_bar, rel_tol=0.01):
         return False, (f"{a:g} is M / N̄: it forgets the request's own wait in the batcher (up to "
@@ -70,7 +62,7 @@ def _effective_queue_two_owners(answer):
 @exercise("04.storm_growth")
 def _storm_growth(answer):
     cf = closed_forms(_SC)
-    a = _num(answer)
+    a = as_number(answer)
     doubled = 2 * cf["demand_peak"] - cf["capacity_one_owner"]
     if a is not None and math.isclose(a, doubled, rel_tol=0.02):
         return False, (f"{a:g} doubles the users' batches; retries mostly fill the existing batches (up to "
@@ -81,7 +73,7 @@ def _storm_growth(answer):
 
 @exercise("04.suppress_duration")
 def _suppress_duration(answer):
-    a = _num(answer)
+    a = as_number(answer)
     mu = capacity.tps_ceiling(_SC.batch_ms)
     if a is not None and math.isclose(a, SUPPRESS_QUEUE / mu, rel_tol=0.02):
         return False, (f"{a:g} s would do with no traffic at all; the users keep sending "
@@ -93,7 +85,7 @@ def _suppress_duration(answer):
 @exercise("04.band_lower_edge")
 def _band_lower_edge(answer):
     lo, hi = lesson.band_user_rates(_SC, retries=1)
-    a = _num(answer)
+    a = as_number(answer)
     if a is not None and math.isclose(a, hi, rel_tol=0.03):
         return False, f"{a:g} requests/s is the upper edge, where the users alone fill the thread."
     ok, msg = close_to(answer, lo, rel=0.02, unit="requests/s",
@@ -104,7 +96,7 @@ def _band_lower_edge(answer):
 @exercise("04.safe_limit_slow")
 def _safe_limit_slow(answer):
     k = safe_limit_slow()
-    a = _num(answer)
+    a = as_number(answer)
     if a is None:
         return False, f"expected a whole number of batches, got {answer!r}"
     if not a.is_integer():

@@ -5,15 +5,14 @@ from __future__ import annotations
 import math
 
 from .. import lost_timeouts as lt
-from ..exercises import close_to, exercise
+from ..exercises import as_number, close_to, exercise
 
 _SC = lt.SEED_INCIDENT
 
 
 def _whole(answer, expected: int, unit: str, hint: str):
-    try:
-        a = float(answer)
-    except (TypeError, ValueError):
+    a = as_number(answer)
+    if a is None:
         return False, f"expected a whole number of {unit}, got {answer!r}"
     if a == expected:
         return True, f"{expected} {unit}: right."

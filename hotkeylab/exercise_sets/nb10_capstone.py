@@ -9,7 +9,7 @@ from functools import lru_cache
 
 from .. import capacity
 from ..capstone import SYSTEM_A, ZONES, YourSystem, report
-from ..exercises import exercise
+from ..exercises import as_number, exercise
 
 #: Team C's numbers for the QueueMaxSize exercise: parameters of the question, not results.
 TEAM_C = YourSystem(
@@ -30,14 +30,6 @@ PROTECTIONS = {
     "restart": "restarting the server",
     "degrade": "degrading the upstream",
 }
-
-
-def _num(answer):
-    try:
-        a = float(answer)
-    except (TypeError, ValueError):
-        return None
-    return None if math.isnan(a) else a
 
 
 def safe_queue_limit_c() -> int:
@@ -73,7 +65,7 @@ def _safe_queue_limit(answer):
     n = c.commit_ms
     k = safe_queue_limit_c()
     crit = capacity.critical_queue_length(c.timeout_ms, n)
-    a = _num(answer)
+    a = as_number(answer)
     if a is None:
         return False, f"expected a whole number of batches, got {answer!r}"
     if math.isclose(a, crit, rel_tol=0.01):
@@ -97,7 +89,7 @@ def _safe_queue_limit(answer):
 @exercise("10.round_trips_out_of_band")
 def _round_trips_out_of_band(answer):
     k = round_trips_out_of_band()
-    a = _num(answer)
+    a = as_number(answer)
     if a is None:
         return False, f"expected a whole number of round trips, got {answer!r}"
     if not a.is_integer():
