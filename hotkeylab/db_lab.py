@@ -69,6 +69,8 @@ __all__ = [
     "run_grid",
     "quick_check",
     "early_release_fraction",
+    "median_run",
+    "statements_series",
     "ORDERS",
     "Parts",
     "measured_parts",
@@ -687,7 +689,7 @@ def repeats(runs, rtt_ms: float, threads: int = 1, inserts: int = 1, shared_row:
             and r.rtt_outside_lock == rtt_outside_lock]
 
 
-def _median_run(group: list[RunResult]) -> RunResult:
+def median_run(group: list[RunResult]) -> RunResult:
     """The run with the median hold (the lower middle one for an even count)."""
     return sorted(group, key=lambda r: r.hold_ms)[(len(group) - 1) // 2]
 
@@ -701,7 +703,14 @@ def hot_runs(runs, rtt_ms: float, inserts: int = 1, order: str = "lock_first",
         if (r.shared_row and math.isclose(r.rtt_ms, rtt_ms) and r.inserts == inserts and r.order == order
                 and r.rtt_outside_lock == rtt_outside_lock):
             groups.setdefault(r.threads, []).append(r)
-    return {n: _median_run(g) for n, g in sorted(groups.items())}
+    return {n: median_run(g) for n, g in sorted(groups.items())}
+
+
+def statements_series(runs, threads: int = 8, rtt_ms: float = 1.5) -> list[RunResult]:
+    """The seed-order hot-row runs at one thread count and RTT, one per batchInsert count
+    (``make db-lab`` measures 0, 1, 2, 4 and 8 at 8 threads, RTT 1.5 ms), sorted by INSERTs."""
+    return sorted((r for r in runs if r.shared_row and r.threads == threads and math.isclose(r.rtt_ms, rtt_ms)
+                   and r.order == "lock_first" and not r.rtt_outside_lock), key=lambda r: r.inserts)
 
 
 def control_runs(runs, rtt_ms: float) -> dict[int, RunResult]:

@@ -124,7 +124,7 @@ def test_hot_runs_takes_the_median_of_repeats():
 def test_early_release_needs_a_log_flush():
     """With no INSERT the UPDATE adds 0: nothing to flush, and the next SELECT no longer returns
     before the previous COMMIT (the client-side inversions left are scheduling noise)."""
-    series = {r.inserts: r for r in RUNS if r.shared_row and r.threads == 8 and r.rtt_ms == 1.5 and r.order == "lock_first" and not r.rtt_outside_lock}
+    series = {r.inserts: r for r in db_lab.statements_series(RUNS)}
     assert series[0].early_release < 0.2
     assert min(series[k].early_release for k in series if k > 0) > 0.8
     assert series[0].commit_ms < series[1].commit_ms
@@ -183,7 +183,7 @@ def db():
 @needs_db
 def _plateau_measurement(db, base):
     # the model's input, measured three times: the median run stands (as in make db-lab)
-    one = db_lab._median_run([db_lab.run_experiment(db, replace(base, threads=1, duration_s=0.6))
+    one = db_lab.median_run([db_lab.run_experiment(db, replace(base, threads=1, duration_s=0.6))
                               for _ in range(3)])
     two = db_lab.run_experiment(db, replace(base, threads=2))
     eight = db_lab.run_experiment(db, replace(base, threads=8))

@@ -27,8 +27,9 @@ def plateau_rtt3(answer):
 @exercise("01b.per_insert_ms")
 def per_insert_ms(answer):
     """ms of lock hold each extra batchInsert statement adds at RTT 1.5 ms (slope of the series)."""
-    series = sorted((r.inserts, r.hold_ms) for r in _runs() if r.shared_row and r.threads == 8 and r.rtt_ms == 1.5 and r.order == "lock_first" and not r.rtt_outside_lock)
-    k, hold = np.array(series).T
+    series = db_lab.statements_series(_runs())
+    k = np.array([r.inserts for r in series])
+    hold = np.array([r.hold_ms for r in series])
     slope = float(np.polyfit(k, hold, 1)[0])
     return close_to(
         answer, slope, rel=0.05, unit="ms",
