@@ -10,6 +10,7 @@ The function must be picklable (defined at module level) for a process pool; pas
 
 from __future__ import annotations
 
+import multiprocessing
 import os
 import sys
 import time
@@ -60,6 +61,16 @@ def _call(fn, kwargs):
     return fn(**kwargs)
 
 
+def process_pool(max_workers: int | None = None) -> ProcessPoolExecutor:
+    """A process pool that does not ``fork`` the caller. A Jupyter kernel has threads of its own, and
+    a child forked from a threaded process can inherit a lock held by another thread and hang (a
+    browser test caught notebook 04's phase diagram doing so). "forkserver" starts workers from a
+    clean single-threaded server; where it does not exist (Windows) the platform's default is used."""
+    methods = multiprocessing.get_all_start_methods()
+    ctx = multiprocessing.get_context("forkserver" if "forkserver" in methods else None)
+    return ProcessPoolExecutor(max_workers=max_workers or os.cpu_count() or 1, mp_context=ctx)
+
+
 def run(
     fn: Callable,
     params: Iterable[dict],
@@ -82,7 +93,7 @@ def run(
             prog.step()
         return out
     own = executor is None
-    ex = ProcessPoolExecutor(max_workers=os.cpu_count() or 1) if own else executor
+    ex = process_pool() if own else executor
     try:
         futs = {ex.submit(_call, fn, p): i for i, p in enumerate(plist)}
         out = [None] * len(plist)

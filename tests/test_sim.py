@@ -99,3 +99,20 @@ def test_recorder_level_ends_on_window_edges_that_round(window_ms):
     r.close()
     q = r.arrays()["q"]
     assert np.sum(q) * window_ms == pytest.approx(horizon, rel=1e-9)
+
+
+def test_sweep_pool_does_not_fork_the_caller():
+    """A forked child of a threaded Jupyter kernel can hang on an inherited lock: the pool the sweep
+    makes for itself must start its workers another way wherever the platform allows."""
+    import multiprocessing
+
+    from hotkeylab import sweep
+
+    pool = sweep.process_pool(max_workers=1)
+    try:
+        method = pool._mp_context.get_start_method()
+        if "forkserver" in multiprocessing.get_all_start_methods():
+            assert method == "forkserver"
+        assert pool.submit(abs, -3).result(timeout=60) == 3
+    finally:
+        pool.shutdown()
