@@ -5,56 +5,32 @@
 
 The function must be picklable (defined at module level) for a process pool; pass
 ``executor=ThreadPoolExecutor()`` or a Dask ``Client.get_executor()`` to run elsewhere, or
-``executor="serial"`` to run in this process.
+``executor="serial"`` to run in this process. On a Dask cluster (``pip install hotkeylab[cluster]``)::
+
+    from dask.distributed import Client, LocalCluster
+    with LocalCluster(n_workers=2) as cluster, Client(cluster) as client:
+        g = grid(f, xs, ys, executor=client.get_executor())
+
+Progress is a ``tqdm.auto`` bar (a widget in Jupyter, text elsewhere); ``progress=False`` hides it.
 """
 
 from __future__ import annotations
 
 import multiprocessing
 import os
-import sys
-import time
 from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import Executor, ProcessPoolExecutor, as_completed
 
 import numpy as np
+from tqdm.auto import tqdm
 
-__all__ = ["run", "grid", "Progress"]
+__all__ = ["run", "grid", "progress_bar", "process_pool"]
 
 
-class Progress:
-    """A one-line progress report (``done/total`` and elapsed seconds) on stderr or a widget."""
-
-    def __init__(self, total: int, label: str = "sweep", enabled: bool = True):
-        self.total, self.label, self.enabled = total, label, enabled
-        self.done = 0
-        self.t0 = time.perf_counter()
-        self._bar = None
-        if enabled:
-            try:  # a live notebook shows a bar; elsewhere a text line
-                from IPython import get_ipython
-
-                if get_ipython() is not None and "IPKernelApp" in get_ipython().config:
-                    import ipywidgets as w
-                    from IPython.display import display
-
-                    self._bar = w.IntProgress(min=0, max=total, description=label)
-                    display(self._bar)
-            except Exception:  # pragma: no cover - progress is cosmetic
-                self._bar = None
-
-    def step(self, k: int = 1) -> None:
-        self.done += k
-        if not self.enabled:
-            return
-        if self._bar is not None:
-            self._bar.value = self.done
-            if self.done >= self.total:
-                self._bar.description = f"{self.label} ✓"
-        else:
-            el = time.perf_counter() - self.t0
-            end = "\n" if self.done >= self.total else ""
-            print(f"\r{self.label}: {self.done}/{self.total} ({el:.1f} s)", end=end, file=sys.stderr)
+def progress_bar(total: int, label: str = "sweep", enabled: bool = True):
+    """A ``tqdm.auto`` bar: a widget in Jupyter, a text bar on stderr elsewhere; ``enabled=False``
+    gives a silent bar (``disable=True``), so callers never branch on it."""
+    return tqdm(total=total, desc=label, disable=not enabled, leave=True)
 
 
 def _call(fn, kwargs):
@@ -85,25 +61,25 @@ def run(
     runs in-process. Any ``concurrent.futures.Executor`` (threads, processes, Dask) works.
     """
     plist = list(params)
-    prog = Progress(len(plist), label, progress)
-    if executor == "serial" or len(plist) <= 1:
-        out = []
-        for p in plist:
-            out.append(fn(**p))
-            prog.step()
-        return out
-    own = executor is None
-    ex = process_pool() if own else executor
-    try:
-        futs = {ex.submit(_call, fn, p): i for i, p in enumerate(plist)}
-        out = [None] * len(plist)
-        for f in as_completed(futs):
-            out[futs[f]] = f.result()
-            prog.step()
-        return out
-    finally:
-        if own:
-            ex.shutdown()
+    with progress_bar(len(plist), label, progress) as bar:
+        if executor == "serial" or len(plist) <= 1:
+            out = []
+            for p in plist:
+                out.append(fn(**p))
+                bar.update()
+            return out
+        own = executor is None
+        ex = process_pool() if own else executor
+        try:
+            futs = {ex.submit(_call, fn, p): i for i, p in enumerate(plist)}
+            out = [None] * len(plist)
+            for f in as_completed(futs):
+                out[futs[f]] = f.result()
+                bar.update()
+            return out
+        finally:
+            if own:
+                ex.shutdown()
 
 
 def grid(
