@@ -5,7 +5,7 @@ PY      = $(VENV)/bin/python
 STAMP   = $(VENV)/.installed-stamp
 NBVAL   = --nbval-lax --nbval-current-env --nbval-sanitize-with tests/nbval_sanitize.cfg
 
-.PHONY: lab test test-browser test-db db-lab unit nbval notebooks lint bench book clean
+.PHONY: lab test test-browser test-db db-lab verdicts unit nbval notebooks lint bench book clean
 
 $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -35,6 +35,11 @@ test-db: $(STAMP)
 ## rewrite hotkeylab/data/db_lab_runs.csv and db_lab_trace.csv, which notebook 01b reads
 db-lab: $(STAMP)
 	$(PY) -m hotkeylab.db_lab
+
+## make verdicts: run every experiment notebooks 04/04a state a verdict for, over 20 seeds
+## (about 8 min on 2 cores), and rewrite hotkeylab/data/verdicts_04.csv, which they read
+verdicts: $(STAMP)
+	$(PY) -m hotkeylab.metastable.verdicts
 
 unit: $(STAMP)
 	$(PY) -m pytest tests

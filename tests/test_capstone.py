@@ -67,7 +67,8 @@ def test_system_a_numbers_match_the_closed_forms():
     assert r.trigger_growth_per_s == pytest.approx(cf["growth_two_owners"])
     assert r.time_to_threshold_s == pytest.approx(lesson.trigger_boundary_s(27.0))
     assert r.trigger_reaches_threshold and r.predicted_stuck and r.prediction.startswith("stuck")
-    assert r.worst_wait_entered_ms is None
+    # the seed's QueueMaxSize far above M/N (250 assumed, as in 04): behind it a request waits seconds
+    assert r.worst_wait_entered_ms == pytest.approx(250 * 21.5 + 20 + 27)
 
 
 def test_a_bounded_queue_changes_the_prediction():
@@ -239,11 +240,11 @@ def test_system_is_frozen():
 def test_markdown_and_checklist(rep_a):
     md = rep_a.markdown()
     for piece in ("62.5 merged commits/s", "12.50 batches", "617 – 1233", "in the bistable band", "**stuck**",
-                  "| as entered | none | no | **no** |"):
+                  "| as entered | 250 | no | **no** |"):
         assert piece in md
     cl = capstone.checklist_markdown(rep_a)
     assert cl.count("\n") == len(capstone.CHECKLIST) + 1
-    assert "✘ none (safe: 6)" in cl and "(04_metastable_retry_storm.ipynb)" in cl
+    assert "✘ 250 (safe: ≤ 6)" in cl and "(04_metastable_retry_storm.ipynb)" in cl
     for item in capstone.CHECKLIST:
         for nb in item.notebooks:
             assert f"[{nb}]" in cl

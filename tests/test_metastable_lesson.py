@@ -50,10 +50,10 @@ def test_compare_serial_equals_pool(short_runs):
         assert run.summary == short_runs[name].summary
 
 
-def test_short_incident_storm_growth_matches_closed_form(short_runs):
-    sc = lesson.SHORT_INCIDENT
+def test_short_incident_storm_growth_matches_closed_form():
+    sc = replace(lesson.SHORT_INCIDENT, queue_limit=None)  # the growth the seed's bound stops at 250
     iso = sc.second_owner.end_ms / 1e3
-    sim = lesson.slope(short_runs["none"], "queue", iso + 5, sc.horizon_ms / 1e3)
+    sim = lesson.slope(simulate(sc, seed=0), "queue", iso + 5, sc.horizon_ms / 1e3)
     assert sim == pytest.approx(closed_forms(sc)["growth_stuck"], rel=0.05)
 
 
@@ -294,26 +294,30 @@ def test_widget_bad_input_names_the_parameter():
 
 # ---------------------------------------------------------------------- exercises
 def test_exercise_ids_registered():
-    assert {"04.effective_queue_two_owners", "04.storm_growth", "04.suppress_duration", "04.band_lower_edge",
-            "04.safe_limit_slow"} <= set(ids())
+    assert {"04.band_edge_patience", "04.limit_far_owner", "04.drain_partial_degrade",
+            "04.worst_wait_limit"} <= set(ids())
 
 
 def test_expected_answers_come_from_the_package():
-    assert ex.effective_queue_two_owners() == pytest.approx((200 - 20 - 21.5) / 21.5)
-    assert ex.storm_growth() == pytest.approx(capacity.batcher_batch_rate(1440.0) - 62.5)
-    assert ex.suppress_duration_s() == pytest.approx(ex.SUPPRESS_QUEUE / (62.5 - capacity.batcher_batch_rate(720.0)))
-    assert ex.band_lower_edge() == pytest.approx(lesson.band_user_rates()[0])
-    assert ex.safe_limit_slow() == 5
+    r = ex.retries_within(ex.PATIENCE_MS)
+    assert r == 3
+    mu = capacity.tps_ceiling(SEED_INCIDENT.batch_ms)
+    lam = ex.band_edge_at_patience()
+    assert capacity.batcher_batch_rate((r + 1) * lam) == pytest.approx(mu, rel=1e-6)
+    n_bar = (16.0 + ex.FAR_BATCH_MS) / 2
+    assert ex.limit_for_far_owner() == math.floor((200 - 20 - n_bar) / n_bar)
+    assert ex.drain_with_partial_degrade_s() == pytest.approx(
+        ex.DRAIN_QUEUE / (mu - capacity.batcher_batch_rate(ex.DEGRADE_KEEP * 720.0)))
+    assert ex.worst_wait_behind_limit_ms() == ex.WIDGET_LIMIT * 16 + 20 + 16
 
 
 @pytest.mark.parametrize(
     "exercise_id, right, wrong",
     [
-        ("04.effective_queue_two_owners", ex.effective_queue_two_owners, lambda: 200 / 21.5),
-        ("04.storm_growth", ex.storm_growth, lambda: 2 * closed_forms(SEED_INCIDENT)["demand_peak"] - 62.5),
-        ("04.suppress_duration", ex.suppress_duration_s, lambda: ex.SUPPRESS_QUEUE / 62.5),
-        ("04.band_lower_edge", ex.band_lower_edge, lambda: lesson.band_user_rates()[1]),
-        ("04.safe_limit_slow", ex.safe_limit_slow, lambda: 7),
+        ("04.band_edge_patience", ex.band_edge_at_patience, lambda: lesson.band_user_rates(retries=1)[0]),
+        ("04.limit_far_owner", ex.limit_for_far_owner, lambda: math.floor(200 / 29.5)),
+        ("04.drain_partial_degrade", ex.drain_with_partial_degrade_s, lambda: ex.DRAIN_QUEUE / 62.5),
+        ("04.worst_wait_limit", ex.worst_wait_behind_limit_ms, lambda: ex.WIDGET_LIMIT * 16.0),
     ],
 )
 def test_right_answer_ok_wrong_answer_specific(exercise_id, right, wrong):
@@ -325,11 +329,9 @@ def test_right_answer_ok_wrong_answer_specific(exercise_id, right, wrong):
 
 
 def test_feedback_names_the_mistake():
-    assert "batcher" in check("04.effective_queue_two_owners", 200 / 21.5).message
-    assert "one owner" in check("04.effective_queue_two_owners", 12.5).message
-    assert "fill" in check("04.storm_growth", 32.5).message
-    assert "no traffic" in check("04.suppress_duration", ex.SUPPRESS_QUEUE / 62.5).message
-    assert "upper edge" in check("04.band_lower_edge", 1233).message
-    assert "round down" in check("04.safe_limit_slow", 5.5).message
-    assert "largest" in check("04.safe_limit_slow", 3).message
-    assert check("04.band_lower_edge", 625).ok  # the full-batch approximation is close enough
+    assert "one retry" in check("04.band_edge_patience", lesson.band_user_rates(retries=1)[0]).message
+    assert "M / N̄" in check("04.limit_far_owner", 6).message
+    assert "round down" in check("04.limit_far_owner", 5.5).message
+    assert "largest" in check("04.limit_far_owner", 3).message
+    assert "no users" in check("04.drain_partial_degrade", ex.DRAIN_QUEUE / 62.5).message
+    assert "queue alone" in check("04.worst_wait_limit", 400).message

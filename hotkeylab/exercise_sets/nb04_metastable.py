@@ -1,112 +1,104 @@
-"""Exercises of notebook 04 · Metastable retry storms. Expected answers come from
-:mod:`hotkeylab.capacity`, :func:`hotkeylab.metastable.closed_forms` and
-:mod:`hotkeylab.metastable.lesson`; nothing is typed in."""
+"""Exercises of notebook 04 · Metastable retry storms. Each asks for a case the notebook does not
+print; expected answers come from :mod:`hotkeylab.capacity`, :func:`hotkeylab.metastable.closed_forms`
+and :mod:`hotkeylab.metastable.lesson`; nothing is typed in."""
 
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 
 from .. import capacity
 from ..exercises import as_number, close_to, exercise
-from ..metastable import SEED_INCIDENT, closed_forms, effective_timeout_queue, lesson
-
-#: Backlog (batches) for the "how long must retries be suppressed" exercise: a parameter of the
-#: question, not a result.
-SUPPRESS_QUEUE = 600.0
+from ..metastable import SEED_INCIDENT, effective_timeout_queue, lesson
 
 _SC = SEED_INCIDENT
 _LAM_PEAK = _SC.user_rate_per_s * _SC.peak.factor
 
-
-def effective_queue_two_owners() -> float:
-    """Batches ahead at which a new request times out while the owners alternate 16/27 ms,
-    counting its wait in the batcher and its own commit: (M − T − N̄) / N̄."""
-    return effective_timeout_queue(_SC, (_SC.batch_ms + _SC.cross_batch_ms) / 2)
-
-
-def storm_growth() -> float:
-    """Queue growth (batches/s) in the storm after isolation: every request sent twice."""
-    return closed_forms(_SC)["growth_stuck"]
+#: Parameters of the questions (not results): a user who keeps trying for 700 ms; C's servers in a
+#: datacentre whose merged commit takes 43 ms; a backlog met by a partial degrade.
+PATIENCE_MS = 700.0
+FAR_BATCH_MS = 43.0
+DRAIN_QUEUE = 180.0
+DEGRADE_KEEP = 0.3
+WIDGET_LIMIT = 25
 
 
-def suppress_duration_s() -> float:
-    """Seconds of suppressed retries needed to drain :data:`SUPPRESS_QUEUE` batches at the peak."""
-    return lesson.drain_time_s(SUPPRESS_QUEUE, _LAM_PEAK, _SC)
+def retries_within(patience_ms: float, sc=_SC) -> int:
+    """Retries that fit in the patience once every attempt times out: floor(P / M)."""
+    return max(0, math.floor(patience_ms / sc.timeout_ms))
 
 
-def band_lower_edge() -> float:
-    """Lowest user rate (requests/s) at which a storm with one retry per request sustains itself."""
-    return lesson.band_user_rates(_SC, retries=1)[0]
+def band_edge_at_patience() -> float:
+    """Lowest user rate (requests/s) at which a storm sustains itself with one owner, when users
+    keep retrying for :data:`PATIENCE_MS`: batcher_batch_rate((R + 1) λ) = 1000 / N."""
+    sc = replace(_SC, retry=replace(_SC.retry, patience_ms=PATIENCE_MS))
+    return lesson.band_user_rates(sc, retries=retries_within(PATIENCE_MS))[0]
 
 
-def safe_limit_slow() -> int:
-    """Largest QueueMaxSize such that a request accepted behind a full queue is answered within M
-    when every batch takes C's 27 ms (its batcher wait and its own commit included)."""
-    return math.floor(effective_timeout_queue(_SC, _SC.cross_batch_ms) + 1e-9)
+def limit_for_far_owner() -> int:
+    """Largest QueueMaxSize for which a request accepted behind a full queue is still answered
+    within M while B (16 ms) and a C server with :data:`FAR_BATCH_MS` ms take turns."""
+    n_bar = (_SC.batch_ms + FAR_BATCH_MS) / 2
+    return math.floor(effective_timeout_queue(_SC, n_bar) + 1e-9)
 
 
-@exercise("04.effective_queue_two_owners")
-def _effective_queue_two_owners(answer):
+def drain_with_partial_degrade_s() -> float:
+    """Seconds to empty :data:`DRAIN_QUEUE` batches when the upstream keeps :data:`DEGRADE_KEEP`
+    of the peak's users (retries have died out): Q / (μ − batcher_batch_rate(kept users))."""
+    return lesson.drain_time_s(DRAIN_QUEUE, DEGRADE_KEEP * _LAM_PEAK, _SC)
+
+
+def worst_wait_behind_limit_ms() -> float:
+    """Worst wait (ms) of a request accepted behind a full queue of :data:`WIDGET_LIMIT` batches
+    with one owner: its batcher wait T, the queue, its own commit."""
+    return WIDGET_LIMIT * _SC.batch_ms + _SC.batch_max_wait_ms + _SC.batch_ms
+
+
+@exercise("04.band_edge_patience")
+def _band_edge_patience(answer):
+    r = retries_within(PATIENCE_MS)
     a = as_number(answer)
-    n_bar = (_SC.batch_ms + _SC.cross_batch_ms) / 2
-    if a is not None and math.isclose(a, _SC.timeout_ms / n_bar, rel_tol=0.01):
-        return False, (f"{a:g} is M / N̄: it forgets the request's own wait in the batcher (up to "
-                       f"{_SC.batch_max_wait_ms:g} ms) and its own commit.")
-    if a is not None and math.isclose(a, capacity.critical_queue_length(_SC.timeout_ms, _SC.batch_ms), rel_tol=0.01):
-        return False, f"{a:g} is M / N with one owner; while two owners alternate, a batch takes {n_bar:g} ms on average."
-    return close_to(answer, effective_queue_two_owners(), rel=0.02, unit="batches",
-                    hint=f"(M − T − N̄) / N̄ with M = {_SC.timeout_ms:g}, T = {_SC.batch_max_wait_ms:g}, "
-                         f"N̄ = {n_bar:g} ms.")
+    one_retry = lesson.band_user_rates(_SC, retries=1)[0]
+    if a is not None and math.isclose(a, one_retry, rel_tol=0.02):
+        return False, (f"{a:.0f}/s is the edge with one retry (300 ms patience); {PATIENCE_MS:g} ms leaves room "
+                       f"for {r} retries after {_SC.timeout_ms:g} ms timeouts.")
+    return close_to(answer, band_edge_at_patience(), rel=0.02, unit="requests/s",
+                    hint=f"R = floor({PATIENCE_MS:g} / {_SC.timeout_ms:g}) = {r}; solve "
+                         f"batcher_batch_rate({r + 1}λ) = 1000 / {_SC.batch_ms:g}.")
 
 
-@exercise("04.storm_growth")
-def _storm_growth(answer):
-    cf = closed_forms(_SC)
+@exercise("04.limit_far_owner")
+def _limit_far_owner(answer):
+    k = limit_for_far_owner()
     a = as_number(answer)
-    doubled = 2 * cf["demand_peak"] - cf["capacity_one_owner"]
-    if a is not None and math.isclose(a, doubled, rel_tol=0.02):
-        return False, (f"{a:g} doubles the users' batches; retries mostly fill the existing batches (up to "
-                       f"{_SC.batch_max_rows} rows), so use batcher_batch_rate(2 × {_LAM_PEAK:g}).")
-    return close_to(answer, storm_growth(), rel=0.02, unit="batches/s",
-                    hint=f"batcher_batch_rate(2 × {_LAM_PEAK:g}) − 1000 / {_SC.batch_ms:g}.")
+    if a is None or not a.is_integer():
+        return False, f"QueueMaxSize counts whole batches: got {answer!r}; round down."
+    n_bar = (_SC.batch_ms + FAR_BATCH_MS) / 2
+    worst = int(a) * n_bar + _SC.batch_max_wait_ms + n_bar
+    if int(a) == k:
+        return True, f"{k} batches: the last accepted request waits at most {worst:g} ms ≤ M = {_SC.timeout_ms:g} ms."
+    if int(a) == math.floor(_SC.timeout_ms / n_bar):
+        return False, f"{a:g} is M / N̄: add the batcher's wait (≤ {_SC.batch_max_wait_ms:g} ms) and the request's own commit."
+    if a > k:
+        return False, f"with {a:g} batches ahead a request can wait {worst:g} ms > M."
+    return False, f"{a:g} is safe but smaller than needed: find the largest limit."
 
 
-@exercise("04.suppress_duration")
-def _suppress_duration(answer):
+@exercise("04.drain_partial_degrade")
+def _drain_partial_degrade(answer):
     a = as_number(answer)
     mu = capacity.tps_ceiling(_SC.batch_ms)
-    if a is not None and math.isclose(a, SUPPRESS_QUEUE / mu, rel_tol=0.02):
-        return False, (f"{a:g} s would do with no traffic at all; the users keep sending "
-                       f"{closed_forms(_SC)['demand_peak']:.1f} batches/s while only retries are suppressed.")
-    return close_to(answer, suppress_duration_s(), rel=0.02, unit="s",
-                    hint="Q / (μ − user batches/s at the peak).")
+    if a is not None and math.isclose(a, DRAIN_QUEUE / mu, rel_tol=0.02):
+        return False, (f"{a:g} s is Q/μ, the drain with no users at all; {100 * DEGRADE_KEEP:.0f}% of the users still "
+                       "make batches (and few rows per batch: the timer closes them).")
+    return close_to(answer, drain_with_partial_degrade_s(), rel=0.02, unit="s",
+                    hint=f"Q / (μ − batcher_batch_rate({DEGRADE_KEEP:g} × {_LAM_PEAK:g})).")
 
 
-@exercise("04.band_lower_edge")
-def _band_lower_edge(answer):
-    lo, hi = lesson.band_user_rates(_SC, retries=1)
+@exercise("04.worst_wait_limit")
+def _worst_wait_limit(answer):
     a = as_number(answer)
-    if a is not None and math.isclose(a, hi, rel_tol=0.03):
-        return False, f"{a:g} requests/s is the upper edge, where the users alone fill the thread."
-    ok, msg = close_to(answer, lo, rel=0.02, unit="requests/s",
-                       hint="Find λ with batcher_batch_rate(2λ) = 1000 / N, or use μ·20 / (R + 1).")
-    return ok, msg
-
-
-@exercise("04.safe_limit_slow")
-def _safe_limit_slow(answer):
-    k = safe_limit_slow()
-    a = as_number(answer)
-    if a is None:
-        return False, f"expected a whole number of batches, got {answer!r}"
-    if not a.is_integer():
-        return False, f"QueueMaxSize counts whole batches: got {answer!r}; round down."
-    a = int(a)
-    worst = a * _SC.cross_batch_ms + _SC.batch_max_wait_ms + _SC.cross_batch_ms
-    if a == k:
-        return True, (f"{k} batches: the last accepted request waits at most {worst:g} ms ≤ M = "
-                      f"{_SC.timeout_ms:g} ms.")
-    if a > k:
-        return False, (f"with {a} batches ahead a request can wait {a:g} × {_SC.cross_batch_ms:g} + "
-                       f"{_SC.batch_max_wait_ms:g} + {_SC.cross_batch_ms:g} = {worst:g} ms > M.")
-    return False, f"{a} is safe but smaller than needed: find the largest limit."
+    if a is not None and math.isclose(a, WIDGET_LIMIT * _SC.batch_ms, rel_tol=0.01):
+        return False, f"{a:g} ms is the queue alone; add the batcher's wait T and the request's own commit N."
+    return close_to(answer, worst_wait_behind_limit_ms(), rel=0.01, unit="ms",
+                    hint=f"{WIDGET_LIMIT} × N + T + N with N = {_SC.batch_ms:g} ms, T = {_SC.batch_max_wait_ms:g} ms.")

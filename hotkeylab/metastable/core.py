@@ -42,6 +42,14 @@ WINDOW_LEVELS = ("queue", "busy")  # batches waiting (time average); share of ti
 _WEIGHTED = ("goodput", "processed", "wasted", "dropped")
 
 
+def _grown(base: float, mult: float, e: int) -> float:
+    """``base × mult^e``, inf where the power overflows a float (the cap then applies)."""
+    try:
+        return base * mult**e
+    except OverflowError:
+        return math.inf
+
+
 def _splitmix(x: int) -> int:
     x = (x + 0x9E3779B97F4A7C15) & _M64
     x = ((x ^ (x >> 30)) * 0xBF58476D1CE4E5B9) & _M64
@@ -108,6 +116,7 @@ class Batch:
     bid: int
     atts: list
     enq_t: float = 0.0
+    owner: int = 0  # 0: server B (the primary's datacentre), 1: server C (with owner_queues)
 
 
 @dataclass
@@ -155,8 +164,11 @@ class State:
         rng = np.random.default_rng([seed, 0x5EED])
         self._u = rng.random((2, n, _K_PRE))  # stream 0: retry delay, 1: local throttle
         counters = [c for c in WINDOW_COUNTERS if c not in _WEIGHTED]
+        # two servers with their own queues (B and C) only when there is a second owner to have one
+        self.owner_mode = bool(sc.owner_queues and sc.second_owner is not None)
+        levels = WINDOW_LEVELS + (("queue_c",) if self.owner_mode else ())
         self.rec = Recorder(
-            sc.horizon_ms, sc.window_ms, counters=counters, levels=WINDOW_LEVELS, weighted=_WEIGHTED
+            sc.horizon_ms, sc.window_ms, counters=counters, levels=levels, weighted=_WEIGHTED
         )
         self.rec.times("degraded").extend(shed.tolist())
         tl = self.rec.times
@@ -174,7 +186,12 @@ class State:
         self.att_deadline: list[float] = []
         self.att_status: list[int] = []
         # server
-        self.queue: deque = deque()
+        self.queues: tuple[deque, deque] = (deque(), deque())  # B's, and C's with owner_queues
+        self.queue: deque = self.queues[0]
+        self.last_owner = 0  # who committed last (owner_queues: the lock alternates)
+        self._routed = 0  # batches closed while the second owner is active (every other goes to C)
+        self.c_after_isolation = 0  # C's batches committed after isolation (owner_queues)
+        self.c_last_commit_ms = 0.0
         self.busy = False
         self.in_service: Batch | None = None
         self.turn = 0
@@ -202,6 +219,7 @@ class State:
         self._jitter = pol.jitter
         self._base, self._mult, self._cap = pol.base_ms, pol.multiplier, pol.cap_ms
         self._min_delay, self._patience = pol.min_delay_ms, pol.patience_ms
+        self._stretch = sc.stretch_retries
         self._u_retry: list | None = None  # stream 0 as a flat list, made on the first retry
 
     # ------------------------------------------------------------------ randomness
@@ -292,11 +310,14 @@ class State:
                 hi = max(base, 3.0 * prev)
                 d = min(cap, base + u * (hi - base))
             else:
-                d = min(cap, base * self._mult ** (k - 1))
+                d = min(cap, _grown(base, self._mult, k - 1))
                 if jitter == "full":
                     d = u * d
                 elif jitter == "equal":
                     d = 0.5 * d + u * 0.5 * d
+            st = self._stretch
+            if st is not None and st.start_ms <= t < st.end_ms:  # the seed's measure 2
+                d = d * st.factor
             if d < self._min_delay:
                 d = self._min_delay
             if t + d - self.first_t[i] > self._patience:
@@ -337,23 +358,59 @@ class State:
 
     def close_batch(self, atts: list, t: float) -> list:
         """The batcher hands a batch to the hot-key queue at ``t``. Returns the attempts rejected
-        because the queue was full (QueueMaxSize), empty if it was accepted."""
+        because the queue was full (QueueMaxSize), empty if it was accepted. With owner queues,
+        while the second owner is active every other batch goes to C's queue."""
+        owner = 0
+        if self.owner_mode and self.sc.second_owner.contains(t):
+            owner = self._routed & 1
+            self._routed += 1
+        q = self.queues[owner]
         lim = self.sc.queue_limit
-        if lim is not None and self.busy and len(self.queue) >= lim:
+        if lim is not None and self.busy and len(q) >= lim:
             self.rows["rejected"] += len(atts)
             for a in atts:
                 self._reject(a, t)
             return atts
-        if not self.queue:
+        if not self.queue and not self.queues[1]:
             self.last_empty_t = t
-        self.queue.append(Batch(self.next_bid, atts, t))
+        q.append(Batch(self.next_bid, atts, t, owner))
         self.next_bid += 1
-        self.rec.level("queue", t, len(self.queue))
+        self._record_queue(t)
         return []
+
+    def _record_queue(self, t: float) -> None:
+        if self.owner_mode:
+            self.rec.level("queue", t, len(self.queue) + len(self.queues[1]))
+            self.rec.level("queue_c", t, len(self.queues[1]))
+        else:
+            self.rec.level("queue", t, len(self.queue))
+
+    def _take_owner_batch(self, t: float) -> tuple[Batch | None, float, list]:
+        """Owner queues: the row lock goes to the other server when both have a batch waiting
+        (each thread re-requests the lock only after its commit, so a FIFO lock alternates);
+        else to whichever has one. B's batches take ``batch_ms``, C's ``cross_batch_ms``."""
+        qb, qc = self.queues
+        if not qb and not qc:
+            return None, 0.0, []
+        owner = (1 - self.last_owner) if (qb and qc) else (0 if qb else 1)
+        b = self.queues[owner].popleft()
+        sc = self.sc
+        service = sc.cross_batch_ms if owner else sc.batch_ms
+        if sc.slow_db is not None and sc.slow_db.contains(t):
+            service *= sc.slow_db.factor
+        self.last_owner = owner
+        self._queue_changed(t)
+        self.turn += 1
+        self.busy = True
+        self.in_service = b
+        self.rec.level("busy", t, 1.0)
+        return b, service, []
 
     def take_batch(self, t: float) -> tuple[Batch | None, float, list]:
         """The idle hot-key thread takes its next batch at ``t``. Returns (batch or None, commit
         time in ms, attempts rejected by CoDel for the caller to notify)."""
+        if self.owner_mode:
+            return self._take_owner_batch(t)
         sc, q = self.sc, self.queue
         notify: list = []
         while q:
@@ -391,9 +448,9 @@ class State:
         return None, 0.0, notify
 
     def _queue_changed(self, t: float) -> None:
-        if not self.queue:
+        if not self.queue and not self.queues[1]:
             self.last_empty_t = t
-        self.rec.level("queue", t, len(self.queue))
+        self._record_queue(t)
 
     def complete(self, b: Batch, t: float) -> list:
         """The merged commit of ``b`` ends at ``t``. Returns the attempts answered in time."""
@@ -407,6 +464,9 @@ class State:
         self.rows["committed"] += n
         rec.count("processed", t, n)
         rec.count("batches", t)
+        if b.owner and t >= self.sc.second_owner.end_ms:
+            self.c_after_isolation += 1
+            self.c_last_commit_ms = t
         served = []
         thr = self.sc.client_throttle is not None
         grpc = self.sc.retry.budget if isinstance(self.sc.retry.budget, GrpcThrottle) else None
@@ -428,10 +488,11 @@ class State:
     def restart(self, t: float, batcher_atts: list) -> None:
         """Restart the server at ``t``: the queue, the batch in service and the batcher's open
         batch (``batcher_atts``) are lost. Their clients learn nothing and time out."""
-        lost = len(batcher_atts) + sum(len(b.atts) for b in self.queue)
+        lost = len(batcher_atts) + sum(len(b.atts) for q in self.queues for b in q)
         if self.in_service is not None:
             lost += len(self.in_service.atts)
-        self.queue.clear()
+        for q in self.queues:
+            q.clear()
         self.in_service = None
         if self.busy:
             self.busy = False
@@ -463,10 +524,12 @@ class State:
             self.n_arrived - served - to - rej,
             extra={"degraded": int(round(w["degraded"].sum() * self.sc.window_ms / 1000.0))},
         )
-        waiting = len(batcher_atts) + sum(len(b.atts) for b in self.queue)
+        waiting = len(batcher_atts) + sum(len(b.atts) for q in self.queues for b in q)
         if self.in_service is not None:
             waiting += len(self.in_service.atts)
-        server = dict(self.rows, rows_in=self._rows_in, waiting=waiting, budget_denied=self.budget_denied, throttled=self.throttled)
+        server = dict(self.rows, rows_in=self._rows_in, waiting=waiting, budget_denied=self.budget_denied,
+                      throttled=self.throttled, c_batches_after_isolation=self.c_after_isolation,
+                      c_last_commit_ms=self.c_last_commit_ms)
         run = Run(self.sc, self.seed, engine, w, ledger, att_ledger, server, status)
         run.recovered, run.recovery_time_s = recovery(run)
         run.summary = summarise(run)

@@ -45,6 +45,7 @@ from .core import (
     WINDOW_LEVELS,
     Run,
     _as_reached,
+    _grown,
     arrival_times,
     hashed_uniform,
 )
@@ -67,6 +68,9 @@ def eligible(sc: Scenario) -> bool:
         and sc.retry.budget is None
         and sc.client_throttle is None
         and sc.restart_at_ms is None
+        and sc.batcher == "timer"
+        and not (sc.owner_queues and sc.second_owner is not None)
+        and sc.stretch_retries is None
         and (math.isinf(sc.timeout_ms) or sc.timeout_ms - sc.batch_max_wait_ms >= MIN_STEP_MS)
     )
 
@@ -113,7 +117,7 @@ class _Retry:
         base, mult, cap = self.base, self.mult, self.cap
         while len(tab) <= top:
             k = len(tab)
-            tab.append(float(min(cap, base * mult ** (k - 1))) if k >= 1 else 0.0)
+            tab.append(float(min(cap, _grown(base, mult, k - 1))) if k >= 1 else 0.0)
         return np.asarray(tab)[kk]
 
     def __call__(self, t: np.ndarray, F: np.ndarray):
@@ -487,6 +491,8 @@ def _finish(sc, seed, offered, shed, sends, r_to, r_gave, r_served, b_close, b_s
         waiting=n_att - committed - n_rej,
         budget_denied=0,
         throttled=0,
+        c_batches_after_isolation=0,
+        c_last_commit_ms=0.0,
     )
     run = Run(sc, seed, "fast", windows, ledger, att_ledger, server, RunStatus(H, events, False))
     run.recovered, run.recovery_time_s = recovery(run)

@@ -39,6 +39,7 @@ def run_loop(sc: Scenario, seed: int):
     H, cap = sc.horizon_ms, sc.max_events
     M, T, K = sc.timeout_ms, sc.batch_max_wait_ms, sc.batch_max_rows
     finite_m = not math.isinf(M)
+    leader = sc.batcher == "leader"  # leader/follower: no timer, the batch closes when the thread is free
     heap: list = []
     seq = 0
     batch: list = []
@@ -102,6 +103,9 @@ def run_loop(sc: Scenario, seed: int):
                     continue
                 S.complete(x, t)
                 kind = -2  # take the next batch below
+                if leader and batch and not S.queue:  # the followers' batch goes next
+                    atts, batch = batch, []
+                    S.close_batch(atts, t)  # the thread is free: always accepted
             elif kind == _RESTART:
                 S.restart(t, batch)
                 batch = []
@@ -117,12 +121,12 @@ def run_loop(sc: Scenario, seed: int):
                 continue
             if finite_m:
                 timers.append(a)
-            if not batch:
+            if not batch and not leader:
                 gen += 1
                 heappush(heap, (t + T, seq, _TIMER, gen))
                 seq += 1
             batch.append(a)
-            if len(batch) < K:
+            if len(batch) < K and not (leader and not S.busy):
                 continue
             kind = -1
         if kind == -1:  # the batcher closes its batch

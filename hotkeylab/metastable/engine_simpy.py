@@ -109,10 +109,39 @@ def batcher(env, w: _World):
             w.open_batch = []
 
 
+def leader_batcher(env, w: _World):
+    """Leader/follower group commit (as MySQL's binlog group commit): a row that finds the thread
+    free is committed at once; rows that arrive while it commits wait together and go as the next
+    batch when it is free (the thread takes them, see :func:`hot_key_thread`), or at K rows."""
+    S = w.state
+    K = S.sc.batch_max_rows
+    while True:
+        get = None
+        try:
+            get = w.inbox.get()
+            a = yield get
+            get = None
+            w.open_batch.append(a)
+            if len(w.open_batch) >= K or w.thread_idle:
+                atts, w.open_batch = w.open_batch, []
+                w.unbatched.difference_update(atts)
+                w.reply(S.close_batch(atts, env.now), REJECTED)
+                w.kick()
+        except simpy.Interrupt:  # restart: the open batch is gone
+            if get is not None and not get.triggered:
+                get.cancel()
+            w.open_batch = []
+
+
 def hot_key_thread(env, w: _World):
     """The single thread per hot key: take a batch, hold the row lock for its merged commit."""
     S = w.state
+    leader = S.sc.batcher == "leader"
     while True:
+        if leader and w.open_batch and not S.queue:  # the followers' batch goes next
+            atts, w.open_batch = w.open_batch, []
+            w.unbatched.difference_update(atts)
+            S.close_batch(atts, env.now)  # the thread is free: always accepted
         b, service, notify = S.take_batch(env.now)
         w.reply(notify, REJECTED)
         if b is None:
@@ -145,7 +174,7 @@ def run_simpy(sc: Scenario, seed: int):
     S = State(sc, seed)
     w = _World(env, S)
     env.process(users(env, w))
-    w.batcher_proc = env.process(batcher(env, w))
+    w.batcher_proc = env.process((leader_batcher if sc.batcher == "leader" else batcher)(env, w))
     w.thread_idle = False
     w.thread = env.process(hot_key_thread(env, w))
     if sc.restart_at_ms is not None:

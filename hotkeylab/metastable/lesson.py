@@ -91,6 +91,8 @@ ACT_MS = 60_000.0
 ACT_FOR_MS = 30_000.0
 #: Safety factor for ``capacity.safe_queue_limit`` in the bounded-queue mitigation.
 SAFETY = 0.5
+#: The seed's measure 2 as the mitigation table runs it: every retry delay ×10 for 30 s.
+STRETCH_FACTOR = 10.0
 
 
 # --------------------------------------------------------------------------- mitigations
@@ -126,8 +128,11 @@ MITIGATIONS: dict[str, Mitigation] = {
     "restart": Mitigation(
         "restart the server (queue cleared)", "intervention", "seed 000 (措施 1)",
         lambda sc: replace(sc, restart_at_ms=ACT_MS)),
+    "stretch": Mitigation(
+        f"retry interval ×{STRETCH_FACTOR:g} for 30 s", "intervention", "seed 000 (措施 2: 临时改变重试时间间隔)",
+        lambda sc: replace(sc, stretch_retries=Window(ACT_MS, ACT_MS + ACT_FOR_MS, STRETCH_FACTOR))),
     "suppress": Mitigation(
-        "suppress retries for 30 s", "intervention", "seed 000 (措施 2)",
+        "switch retries off for 30 s", "intervention", "— (the limit of measure 2)",
         lambda sc: replace(sc, suppress_retries=Window(ACT_MS, ACT_MS + ACT_FOR_MS))),
     "no_retries": Mitigation(
         "no retries", "protection", "—",
@@ -165,6 +170,9 @@ MITIGATIONS: dict[str, Mitigation] = {
     "percent": Mitigation(
         "retry budget 20% + 10/s over 10 s", "protection", "Finagle RetryBudget",
         lambda sc: replace(sc, retry=replace(sc.retry, budget=PercentBudget(0.2, 10.0, 10_000.0)))),
+    "leader": Mitigation(
+        "leader/follower group commit (no 20 ms timer)", "protection", "MySQL binlog group commit",
+        lambda sc: replace(sc, batcher="leader")),
     "adaptive_throttle": Mitigation(
         "client-side adaptive throttling (K = 2, 2 min)", "protection", "Google SRE ch. 21",
         lambda sc: replace(sc, client_throttle=AdaptiveThrottle(k=2.0, window_ms=120_000.0))),
@@ -785,12 +793,13 @@ def plot_hysteresis(h: dict, band: tuple[float, float] | None = None, ax=None):
 # --------------------------------------------------------------------------- what-if widget
 #: Retry policies offered by the widget, by label.
 RETRY_CHOICES: dict[str, RetryPolicy] = {
-    "seed: retry within 300 ms": SEED_RETRY,
+    "seed: retry after 0–50 ms, no cap": SEED_RETRY,
     "no retries": RetryPolicy(max_attempts=1),
     "3 attempts, backoff + full jitter": _backoff("full"),
     "seed + gRPC throttling": replace(SEED_RETRY, budget=GrpcThrottle(10.0, 0.1)),
     "seed + 20% retry budget": replace(SEED_RETRY, budget=PercentBudget(0.2, 10.0, 10_000.0)),
 }
+WHATIF_RETRY = "seed: retry after 0–50 ms, no cap"
 WHATIF_START_MS = 10_000.0
 WHATIF_HORIZON_MS = 120_000.0
 
@@ -856,10 +865,14 @@ class WhatIf:
 
     def scenario(self, user_rate_per_s: float = 720.0, cross_batch_ms: float = 27.0, trigger_s: float = 30.0,
                  timeout_ms: float = 200.0, batch_ms: float = 16.0, queue_limit: int | None = None,
-                 retry: str = "seed: retry within 300 ms") -> Scenario:
-        """The scenario the widget runs: constant load, a second owner from 10 s for ``trigger_s``."""
+                 retry: str = WHATIF_RETRY, patience_ms: float = 300.0) -> Scenario:
+        """The scenario the widget runs: constant load, a second owner from 10 s for ``trigger_s``;
+        ``patience_ms`` replaces the retry policy's patience (a user stops once the next attempt
+        would start more than this after the first: with M = 200 ms, 300 ms leaves room for one
+        retry, 100 ms for none)."""
         check_number("trigger_s", trigger_s, low=0.0, high=(WHATIF_HORIZON_MS - WHATIF_START_MS) / 1e3)
         check_choice("retry", retry, tuple(RETRY_CHOICES))
+        check_number("patience_ms", patience_ms, low=0.0, high=60_000.0)
         if queue_limit is not None:
             check_int("queue_limit", queue_limit, low=0)
         end = WHATIF_START_MS + 1e3 * trigger_s
@@ -872,15 +885,17 @@ class WhatIf:
             timeout_ms=check_number("timeout_ms", timeout_ms, low=0.0, low_open=True),
             second_owner=Window(WHATIF_START_MS, end) if trigger_s > 0 else None,
             queue_limit=queue_limit,
-            retry=RETRY_CHOICES[retry],
+            retry=replace(RETRY_CHOICES[retry], patience_ms=patience_ms),
             horizon_ms=WHATIF_HORIZON_MS,
         )
 
     def update(self, user_rate_per_s: float = 720.0, cross_batch_ms: float = 27.0, trigger_s: float = 30.0,
                timeout_ms: float = 200.0, batch_ms: float = 16.0, queue_limit: int | None = None,
-               retry: str = "seed: retry within 300 ms", seed: int = 0, show: bool = True) -> WhatIfResult:
+               retry: str = WHATIF_RETRY, patience_ms: float = 300.0, seed: int = 0,
+               show: bool = True) -> WhatIfResult:
         """Simulate the what-if scenario and redraw the persistent figure (displayed if ``show``)."""
-        sc = self.scenario(user_rate_per_s, cross_batch_ms, trigger_s, timeout_ms, batch_ms, queue_limit, retry)
+        sc = self.scenario(user_rate_per_s, cross_batch_ms, trigger_s, timeout_ms, batch_ms, queue_limit, retry,
+                           patience_ms)
         run = simulate(sc, engine="fast", seed=seed)
         cf = closed_forms(sc)
         band = band_user_rates(sc)
@@ -923,7 +938,7 @@ class WhatIf:
 
 def whatif_controls() -> dict:
     """Controls for ``ipywidgets.interactive(WhatIf().update, **whatif_controls())``. Children
-    order: load, C's batch time, trigger duration, M, N, queue limit, retry policy."""
+    order: load, C's batch time, trigger duration, M, N, queue limit, retry policy, patience."""
     import ipywidgets as widgets
 
     style = {"description_width": "170px"}
@@ -939,10 +954,12 @@ def whatif_controls() -> dict:
         "trigger_s": fs(30.0, 0.0, 60.0, 5.0, "trigger duration (s)"),
         "timeout_ms": fs(200.0, 50.0, 1000.0, 10.0, "M: client timeout (ms)"),
         "batch_ms": fs(16.0, 4.0, 40.0, 1.0, "N: batch time in B (ms)"),
-        "queue_limit": widgets.Dropdown(options=[("none (the seed)", None)] + [(str(k), k) for k in (3, 6, 9, 12, 25, 100)],
+        "queue_limit": widgets.Dropdown(options=[("none", None)] + [(str(k), k) for k in (3, 6, 9, 12, 25, 100)]
+                                        + [("250 (≈ the seed's, assumed)", 250)],
                                         value=None, description="QueueMaxSize (batches)", style=style, layout=layout),
-        "retry": widgets.Dropdown(options=list(RETRY_CHOICES), value="seed: retry within 300 ms",
+        "retry": widgets.Dropdown(options=list(RETRY_CHOICES), value=WHATIF_RETRY,
                                   description="retry policy", style=style, layout=layout),
+        "patience_ms": fs(300.0, 100.0, 2000.0, 50.0, "user patience (ms)"),
         "seed": widgets.fixed(0),
         "show": widgets.fixed(True),
     }

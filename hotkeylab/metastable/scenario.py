@@ -24,12 +24,15 @@ __all__ = [
     "Scenario",
     "SEED_RETRY",
     "SEED_INCIDENT",
+    "SEED_QUEUE_LIMIT",
     "NORMAL",
     "DEGRADED",
     "JITTERS",
+    "BATCHERS",
 ]
 
 JITTERS = ("none", "full", "equal", "decorrelated")
+BATCHERS = ("timer", "leader")
 
 
 @dataclass(frozen=True)
@@ -172,6 +175,20 @@ class Scenario:
     upstream); ``restart_at_ms`` clears the server's queue and batcher; ``suppress_retries`` makes
     clients give up instead of retrying.
 
+    ``batcher``: ``"timer"`` is the seed's business group commit, a batch closes at K rows or T ms
+    after its first row whether or not the thread is busy; ``"leader"`` is a leader/follower group
+    commit (as MySQL's binlog group commit): rows that arrive while the thread commits join the
+    next batch, which closes when the thread is free (or at K rows); no timer.
+
+    ``owner_queues``: with a second owner, ``False`` keeps one queue and alternates the batch
+    times (the seed's "两台机器交替获得热点锁各占一半处理批次"); ``True`` gives server C its own
+    queue and thread: during ``second_owner`` every other closed batch goes to C's queue, both
+    threads take turns on the row lock while both have work, and after isolation C gets no new
+    batches but still commits its backlog at ``cross_batch_ms`` each (the seed's second reason).
+
+    ``stretch_retries``: the seed's measure 2, "临时改变重试时间间隔": inside the window every retry
+    delay is multiplied by ``factor``.
+
     Server protections: ``queue_limit`` (QueueMaxSize, in merged batches waiting; a batch that
     finds the queue full is rejected), ``deadline_drop`` (skip requests that cannot be answered
     before their client's deadline), ``discipline`` (``"fifo"`` or ``"adaptive_lifo"``: newest
@@ -196,6 +213,9 @@ class Scenario:
     degrade: Window | None = None
     restart_at_ms: float | None = None
     suppress_retries: Window | None = None
+    stretch_retries: Window | None = None
+    batcher: str = "timer"
+    owner_queues: bool = False
     horizon_ms: float = 600_000.0
     window_ms: float = 1_000.0
     warmup_ms: float = 5_000.0
@@ -223,6 +243,7 @@ class Scenario:
             ("slow_db", Window),
             ("degrade", Window),
             ("suppress_retries", Window),
+            ("stretch_retries", Window),
         ):
             v = getattr(self, name)
             if v is not None and not isinstance(v, kind):
@@ -233,6 +254,18 @@ class Scenario:
             raise ValueError(f"slow_db.factor multiplies the batch time and must be > 0, got {self.slow_db.factor}")
         if self.restart_at_ms is not None:
             check_number("restart_at_ms", self.restart_at_ms, low=0.0)
+        check_choice("batcher", self.batcher, BATCHERS)
+        if not isinstance(self.owner_queues, bool):
+            raise ValueError(f"owner_queues must be True or False, got {self.owner_queues!r}")
+        if self.owner_queues and (self.discipline != "fifo" or self.codel is not None or self.deadline_drop
+                                  or self.batcher != "timer"):
+            raise ValueError("owner_queues models two FIFO servers with the seed's timer batcher: use it with "
+                             f"discipline='fifo', no codel, no deadline_drop and batcher='timer' (got "
+                             f"discipline={self.discipline!r}, codel={self.codel!r}, "
+                             f"deadline_drop={self.deadline_drop!r}, batcher={self.batcher!r})")
+        if self.stretch_retries is not None and not 1e-3 <= self.stretch_retries.factor <= 1e3:
+            raise ValueError(f"stretch_retries.factor multiplies the retry delay, in [0.001, 1000], "
+                             f"got {self.stretch_retries.factor}")
         check_number("horizon_ms", self.horizon_ms, low=1.0, high=3.6e7)
         check_number("window_ms", self.window_ms, low=1.0, high=self.horizon_ms)
         check_number("warmup_ms", self.warmup_ms, low=0.0, high=self.horizon_ms)
@@ -267,37 +300,48 @@ class Scenario:
         return replace(self, **changes)
 
 
-#: The seed's upstream: retries without a limit, retry interval drawn in 0–50 ms, and a user
-#: who stops retrying 300 ms after the first try (an assumption: "上游无限的进行重试" with a
-#: literal infinity makes attempts explode, which the seed did not see; see facts.md).
+#: The seed's upstream: "导致上游无限的进行重试" (the upstream retried without limit). The retry
+#: interval and the user's patience are assumptions (the seed gives neither): an interval drawn in
+#: 0–50 ms, and a user who stops once the next attempt would start more than 300 ms after the first,
+#: which after a 200 ms timeout leaves room for one retry. A literal "no limit" needs some bound on
+#: how long a request lives; notebook 04's assumptions table shows how the verdicts move with it.
 SEED_RETRY = RetryPolicy(
-    max_attempts=math.inf,  # "导致上游无限的进行重试" — the upstream retried without limit
+    max_attempts=math.inf,  # "导致上游无限的进行重试" — no cap on attempts
     base_ms=50.0,  # retry interval up to 50 ms (assumed; the seed gives no interval)
     multiplier=1.0,  # no backoff: the seed lists "逐渐拉长重试间隔" only as a later fix
     cap_ms=50.0,
-    jitter="full",  # interval drawn uniformly in 0–50 ms
-    patience_ms=300.0,  # assumed user patience: at most one retry after a 200 ms timeout
+    jitter="full",  # interval drawn uniformly in 0–50 ms (assumed)
+    patience_ms=300.0,  # assumed: the user stops 300 ms after the first try
 )
 
-#: Seed 000 as calibrated: the trigger, the month-start peak, and isolation, no other
-#: intervention. It stays stuck: goodput ~0 long after the bad servers are gone.
+#: The seed's QueueMaxSize: "这个队列长度设置的远大于临界QueueSize…也导致了很多请求被队列拒绝" (set
+#: far above the critical queue length; it rejected many requests). The seed gives no number:
+#: 250 batches = 20 × M/N is assumed (notebook 04 shows any bound from 15 batches up gives the
+#: same verdict).
+SEED_QUEUE_LIMIT = 250
+
+#: Seed 000 as calibrated, on the seed's order of events: the second owner in datacentre C has been
+#: there all along ("十几天前扩容", scaled out ten-plus days before) and the system copes at normal
+#: load; the month-start peak ("月初…大概高峰期比平时多20%流量") arrives at 30 s and tips it; the C
+#: servers are isolated at 90 s; nothing else is done. It stays stuck.
 SEED_INCIDENT = Scenario(
     user_rate_per_s=600.0,  # normal user traffic to the hot key (calibrated; the seed gives batch TPS only)
     batch_max_rows=20,  # "以固定条数(最高20条)" — at most 20 rows per merged commit
     batch_max_wait_ms=20.0,  # "固定时间间隔(最高20ms)" — or at most 20 ms
     batch_ms=16.0,  # "RTT为0.5ms的情况下平均耗时为16ms左右" — N in the primary's datacentre
     cross_batch_ms=27.0,  # "RTT为1.5ms的情况下…平均耗时为27ms左右" — N across datacentres
-    timeout_ms=200.0,  # "图中以超时时间 200ms 为例" — M, the client timeout
+    timeout_ms=200.0,  # "图中以超时时间 200ms 为例" — M (the seed's example value)
     retry=SEED_RETRY,
-    queue_limit=None,  # "这个队列长度设置的远大于临界QueueSize" — far above M/N: no bound in effect
-    peak=Window(30_000.0, math.inf, 1.2),  # "月初…大概高峰期比平时多20%流量"
-    second_owner=Window(60_000.0, 90_000.0),  # two owners (B and C) take turns; isolation at 90 s
-    horizon_ms=600_000.0,
+    queue_limit=SEED_QUEUE_LIMIT,  # "远大于临界QueueSize" — far above M/N = 12.5 (250 assumed)
+    peak=Window(30_000.0, math.inf, 1.2),  # "月初…大概高峰期比平时多20%流量" — +20% at 30 s
+    second_owner=Window(0.0, 90_000.0),  # B and C take turns on the row lock; isolation at 90 s
+    horizon_ms=240_000.0,
 )
 
 #: Normal day: no second owner (the month-start peak still comes).
 NORMAL = replace(SEED_INCIDENT, second_owner=None)
 
-#: What the team did: degrade the upstream (cut user traffic to the hot key) for 90 s, then
-#: restore it ("最后是通过降级生产端对hotKey的请求才让故障得以消除").
-DEGRADED = replace(SEED_INCIDENT, degrade=Window(120_000.0, 210_000.0, 0.0))
+#: What the team did: degrade the upstream (cut user traffic to the hot key) for 60 s, 30 s after
+#: the isolation, then restore it ("最后是通过降级生产端对hotKey的请求才让故障得以消除"; the times
+#: are assumed).
+DEGRADED = replace(SEED_INCIDENT, degrade=Window(120_000.0, 180_000.0, 0.0))

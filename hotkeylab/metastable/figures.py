@@ -1,0 +1,174 @@
+"""Figures of notebook 04 that take results as data: the pipeline, the incident in three panels,
+the batcher's rate against load, and tables of verdicts over seeds. House style from
+:mod:`hotkeylab.plotting`; no simulation happens here."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+
+import numpy as np
+
+from .. import capacity, plotting
+from ..plotting import COLORS
+from .analysis import closed_forms, effective_timeout_queue
+from .scenario import Scenario
+
+__all__ = ["pipeline_diagram", "incident_figure", "batcher_rate_figure", "verdict_table"]
+
+
+def pipeline_diagram(sc: Scenario, ax=None):
+    """The model as boxes: users → clients (timeout M, retry) → batcher (≤ K rows or T ms) →
+    the hot-key queue (QueueMaxSize) → one thread → the row lock, shared with server C."""
+    from matplotlib.patches import FancyArrowPatch, FancyBboxPatch
+
+    if ax is None:
+        _, ax = plotting.new_figure(height=2.6, layout="constrained")
+    ax.set_axis_off()
+    ax.set_xlim(-0.15, 10.2)
+    ax.set_ylim(0.05, 4.45)
+    boxes = {
+        "users": (0.0, 2.4, f"users\n{sc.user_rate_per_s:.0f} requests/s\n(+{100 * (sc.peak.factor - 1):.0f}% at the peak)"
+                  if sc.peak is not None else f"users\n{sc.user_rate_per_s:.0f} requests/s"),
+        "client": (2.05, 2.4, f"client\ngives up at M = {sc.timeout_ms:g} ms\nretries after 0–{sc.retry.cap_ms:g} ms"),
+        "batcher": (4.1, 2.4, f"batcher (group commit)\ncloses at K = {sc.batch_max_rows} rows\nor T = {sc.batch_max_wait_ms:g} ms"),
+        "queue": (6.15, 2.4, "queue of batches\nQueueMaxSize = "
+                  + (f"{sc.queue_limit}" if sc.queue_limit is not None else "none")),
+        "thread": (8.2, 2.4, f"one thread (server B)\nN = {sc.batch_ms:g} ms per\nmerged commit"),
+        "server_c": (8.2, 0.2, f"server C (far datacentre)\nN = {sc.cross_batch_ms:g} ms per\nmerged commit"),
+        "lock": (6.0, 0.2, "hot row lock\n(S2PL: one merged\ncommit at a time)"),
+    }
+    w, h = 1.85, 1.25
+    for key, (x, y, text) in boxes.items():
+        colour = {"server_c": COLORS["owner_c"], "thread": COLORS["owner_b"], "lock": COLORS["capacity"]}.get(
+            key, COLORS["queue"] if key == "queue" else COLORS["offered"])
+        ax.add_patch(FancyBboxPatch((x, y), w, h, boxstyle="round,pad=0.05", fc="white", ec=colour, lw=2))
+        ax.text(x + w / 2, y + h / 2, text, ha="center", va="center", fontsize=7)
+    def arrow(a, b, text=None, dy=0.0, style="-|>", colour="#444444"):
+        ax.add_patch(FancyArrowPatch(a, b, arrowstyle=style, mutation_scale=12, color=colour, lw=1.5))
+        if text:
+            ax.text((a[0] + b[0]) / 2, (a[1] + b[1]) / 2 + 0.15 + dy, text, ha="center", fontsize=7, color=colour)
+    y = 2.4 + h / 2
+    for x0, x1 in ((0.0 + w, 2.05), (2.05 + w, 4.1), (4.1 + w, 6.15), (6.15 + w, 8.2)):
+        arrow((x0 + 0.05, y), (x1 - 0.05, y))
+    arrow((8.2 + w / 2, 2.35), (6.0 + w, 0.2 + h * 0.8), colour=COLORS["owner_b"])
+    arrow((8.15, 0.2 + h / 2), (6.0 + w + 0.05, 0.2 + h / 2), colour=COLORS["owner_c"])
+    ax.add_patch(FancyArrowPatch((2.05 + 0.8 * w, 2.4 + h + 0.05), (2.05 + 0.2 * w, 2.4 + h + 0.05),
+                                 connectionstyle="arc3,rad=0.6", arrowstyle="-|>", mutation_scale=10,
+                                 color=COLORS["retries"], lw=1.5))
+    ax.text(2.05 + w / 2, 4.42, "timed out or rejected: retry", ha="center", va="top", fontsize=7,
+            color=COLORS["retries"])
+    return ax
+
+
+def _shade_owner(ax, sc: Scenario, horizon_s: float) -> None:
+    if sc.second_owner is not None:
+        plotting.shade(ax, [(sc.second_owner.start_ms / 1e3, min(sc.second_owner.end_ms / 1e3, horizon_s),
+                             "second owner C")], kind="trigger")
+    if sc.degrade is not None:
+        plotting.shade(ax, [(sc.degrade.start_ms / 1e3, min(sc.degrade.end_ms / 1e3, horizon_s),
+                             "upstream degraded")], kind="intervention")
+    if sc.stretch_retries is not None:
+        plotting.shade(ax, [(sc.stretch_retries.start_ms / 1e3, min(sc.stretch_retries.end_ms / 1e3, horizon_s),
+                             "retry interval stretched")], kind="intervention")
+
+
+def incident_figure(run, *, height: float = 1.9):
+    """Three panels sharing time. (a) The users' view: user requests/s (dashed line) over goodput,
+    the requests answered within M (filled), so neither hides the other. (b) The attempts: retries,
+    timeouts and rejections per second; they count attempts, so they can exceed the user rate.
+    (c) The queue in batches on a symmetric-log axis, with the timeout threshold (M − T − N)/N,
+    M/N and the bound, which a linear 0–250 axis would hide. Returns ``(fig, axes)``."""
+    sc: Scenario = run.scenario
+    w = run.windows
+    t = w["t"]
+    horizon_s = float(t[-1] + sc.window_ms / 1e3)
+    fig, axes = plotting.new_figure(3, 1, height=height, sharex=True, layout="constrained")
+    a, b, c = axes
+    a.fill_between(t, 0, w["goodput"], color=COLORS["goodput"], alpha=0.45, lw=0, step="post",
+                   label="goodput: answered within M")
+    a.step(t, w["offered"], where="post", color="black", ls="--", lw=1.2, label="user requests/s")
+    a.set_ylim(0, 1.3 * max(1.0, float(np.max(w["offered"]))))
+    a.set_ylabel("requests/s")
+    a.text(0.005, 0.93, "a · users", transform=a.transAxes, fontsize=9, va="top")
+    for key in ("retries", "timeouts", "rejected"):
+        if np.any(w[key] > 0):
+            b.step(t, w[key], where="post", color=COLORS[key], lw=1.5, label=plotting.LABELS[key])
+    b.set_ylabel("attempts/s")
+    b.text(0.005, 0.93, "b · attempts", transform=b.transAxes, fontsize=9, va="top")
+    c.step(t, w["queue"], where="post", color=COLORS["queue"], lw=2, label="batches waiting")
+    cf = closed_forms(sc)
+    n_bar = (sc.batch_ms + sc.cross_batch_ms) / 2
+    c.axhline(effective_timeout_queue(sc, n_bar), color=COLORS["timeouts"], ls="--", lw=1,
+              label=f"timeouts start, two owners: (M − T − N̄)/N̄ = {effective_timeout_queue(sc, n_bar):.1f}")
+    c.axhline(cf["critical_queue"], color=COLORS["capacity"], ls=":", lw=1,
+              label=f"M/N = {cf['critical_queue']:.1f}")
+    if sc.queue_limit is not None:
+        c.axhline(sc.queue_limit, color=COLORS["rejected"], ls="-.", lw=1, label=f"QueueMaxSize = {sc.queue_limit}")
+    c.set_yscale("symlog", linthresh=1.0)
+    top = max(float(np.max(w["queue"])), float(sc.queue_limit or 0), 20.0)
+    c.set_ylim(0, 2.0 * top)
+    c.set_ylabel("batches (log)")
+    c.text(0.005, 0.93, "c · queue", transform=c.transAxes, fontsize=9, va="top")
+    for ax in axes:
+        _shade_owner(ax, sc, horizon_s)
+        if sc.second_owner is not None and sc.second_owner.end_ms / 1e3 < horizon_s:
+            ax.axvline(sc.second_owner.end_ms / 1e3, color=COLORS["capacity"], lw=1, ls=":",
+                       label="C isolated" if ax is a else None)
+        if sc.peak is not None and 0 < sc.peak.start_ms / 1e3 < horizon_s:
+            ax.axvline(sc.peak.start_ms / 1e3, color=COLORS["offered"], lw=1, ls="-.",
+                       label=f"peak ×{sc.peak.factor:g} begins" if ax is a else None)
+        handles, labels = ax.get_legend_handles_labels()
+        keep = [(h, lab) for h, lab in zip(handles, labels, strict=True)
+                if ax is a or lab not in ("second owner C", "upstream degraded", "retry interval stretched")]
+        ax.legend([k[0] for k in keep], [k[1] for k in keep], loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=7)
+    c.set_xlabel("time (s)")
+    c.set_xlim(0, horizon_s)
+    return fig, axes
+
+
+def batcher_rate_figure(sc: Scenario, simulated: Mapping[float, float] | None = None, ax=None,
+                        rates: Iterable[float] | None = None):
+    """Merged batches per second against user requests per second: the timer batcher's closed
+    form (:func:`hotkeylab.capacity.batcher_batch_rate`), its timer-regime approximation
+    λ/(1 + λT), full batches λ/K, and the capacities 1000/N with one and two owners. ``simulated``
+    maps request rates to measured batch rates (dots)."""
+    if ax is None:
+        _, ax = plotting.new_figure(height=3.4, layout="constrained")
+    lam = np.linspace(50.0, 1600.0, 300) if rates is None else np.asarray(list(rates), float)
+    K, T = sc.batch_max_rows, sc.batch_max_wait_ms
+    exact = np.array([capacity.batcher_batch_rate(x, K, T) for x in lam])
+    ax.plot(lam, exact, color=COLORS["offered"], lw=2, label="timer batcher (closed form)")
+    ax.plot(lam, lam / (1.0 + lam * T / 1000.0), color=COLORS["offered"], lw=1, ls=":",
+            label="timer regime: λ / (1 + λT)")
+    ax.plot(lam, lam / K, color=COLORS["retries"], lw=1.5, ls="--", label=f"full batches: λ / {K}")
+    cf = closed_forms(sc)
+    ax.axhline(cf["capacity_one_owner"], color=COLORS["capacity"], lw=1.5,
+               label=f"capacity, one owner: {cf['capacity_one_owner']:.1f}/s")
+    ax.axhline(cf["capacity_two_owners"], color=COLORS["capacity"], lw=1.5, ls="--",
+               label=f"capacity, two owners: {cf['capacity_two_owners']:.1f}/s")
+    if simulated:
+        xs = sorted(simulated)
+        ax.plot(xs, [simulated[x] for x in xs], "o", color="black", ms=4, label="simulated (one run each)")
+    for x, text, off in ((sc.user_rate_per_s, "normal", (-20, -26)),
+                         (sc.user_rate_per_s * (sc.peak.factor if sc.peak else 1.0), "peak", (-10, 14))):
+        y = capacity.batcher_batch_rate(x, K, T)
+        ax.plot([x], [y], "s", color=COLORS["timeouts"], ms=6)
+        ax.annotate(f"{text}: {x:.0f}/s → {y:.1f} batches/s", (x, y), xytext=off, textcoords="offset points",
+                    fontsize=8, arrowprops=dict(arrowstyle="-", color="#888888", lw=0.8))
+    plotting.decorate(ax, xlabel="user requests/s", ylabel="merged batches/s", legend=False)
+    ax.set_ylim(0, 1.6 * cf["capacity_one_owner"])
+    ax.legend(loc="upper left", fontsize=8)
+    return ax
+
+
+def verdict_table(counts: Mapping, names: Iterable[str], labels: Mapping[str, str] | None = None) -> str:
+    """A Markdown table: what was run, the verdict over seeds, the served share's range over seeds
+    (all users of the run) and the last 10 s's share of offered answered in time."""
+    labels = labels or {}
+    rows = ["| run | verdict over seeds | served in time (whole run) | last 10 s: answered / offered |",
+            "|---|---|---|---|"]
+    for n in names:
+        c = counts[n]
+        rows.append(f"| {labels.get(n, c.label)} | {c.text} | {c.share_range('served_share')} | "
+                    f"{c.share_range('end_share')} |")
+    return "\n".join(rows)
