@@ -218,3 +218,27 @@ def test_seed_incident_has_the_seeds_order_and_bound():
 
 def test_no_retries_policy_has_one_attempt():
     assert RetryPolicy(max_attempts=1).retries == 0
+
+
+# the widget's suggested experiments (notebook 04 §9) do what the text says, in 5/5 seeds
+SUGGESTIONS = [
+    ({"queue_limit": 6}, True), ({"queue_limit": 25}, False),
+    ({"patience_ms": 150.0}, True), ({"patience_ms": 1000.0}, False),
+    ({"user_rate_per_s": 560.0}, True), ({"user_rate_per_s": 1300.0}, False),
+    ({"timeout_ms": 400.0}, True), ({"timeout_ms": 400.0, "patience_ms": 900.0}, False),
+]
+
+
+@pytest.mark.parametrize("change, recovers", SUGGESTIONS, ids=[str(c) for c, _ in SUGGESTIONS])
+def test_widget_suggestions_do_what_the_notebook_says(change, recovers):
+    wi = L.WhatIf()
+    assert [wi.update(**change, seed=s, show=False).recovered for s in range(5)] == [recovers] * 5
+
+
+def test_widget_legend_lists_only_drawn_lines():
+    wi = L.WhatIf()
+    wi.update(show=False)  # no queue limit: nothing rejected
+    labels = [t.get_text() for t in wi.ax.get_legend().get_texts()]
+    assert "rejected/s" not in labels and "user requests/s" in labels
+    wi.update(queue_limit=6, show=False)
+    assert "rejected/s" in [t.get_text() for t in wi.ax.get_legend().get_texts()]

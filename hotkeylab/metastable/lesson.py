@@ -849,7 +849,10 @@ class WhatIf:
         FigureCanvasAgg(self.fig)
         ax = self.ax = self.fig.add_subplot()
         self.lines = {s: ax.plot([], [], color=COLORS[s], lw=2, label=plotting.LABELS[s])[0] for s in self.SERIES}
+        # the users' line on top, dashed black, so the retries (often equal to it) cannot hide it
+        self.lines["offered"].set(color="black", ls="--", lw=1.2, zorder=5)
         self.qax = plotting.queue_axis(ax)
+        self.qax.set_yscale("symlog", linthresh=1.0)  # the ~10-batch threshold stays visible beside 1000s
         self.qline = self.qax.plot([], [], color=COLORS["queue"], lw=2, label=plotting.LABELS["queue"])[0]
         self.thr = self.qax.axhline(0, color=COLORS["queue"], ls="--", lw=1, label="timeouts start (closed form)")
         self.span = ax.axvspan(WHATIF_START_MS / 1e3, 40.0, color=COLORS["trigger"], alpha=0.35, lw=0,
@@ -858,7 +861,8 @@ class WhatIf:
                                bbox=dict(facecolor="white", alpha=0.85, lw=0))
         ax.set_xlabel("time (s)")
         ax.set_ylabel("requests/s")
-        plotting.merged_legend(ax, self.qax, loc="upper left", bbox_to_anchor=(1.15, 1.0), fontsize=8)
+        self._legend_kw = dict(loc="upper left", bbox_to_anchor=(1.15, 1.0), fontsize=8)
+        plotting.merged_legend(ax, self.qax, **self._legend_kw)
         ax.set_xlim(0, WHATIF_HORIZON_MS / 1e3)
         self.calls = 0
         self.last: WhatIfResult | None = None
@@ -925,7 +929,13 @@ class WhatIf:
         self.qline.set_data(t, w["queue"])
         thr = res.closed["effective_queue_one_owner"]
         self.thr.set_ydata([thr, thr])
-        self.qax.set_ylim(0, 1.1 * max(float(np.max(w["queue"])), 2.0 * thr, 1.0))
+        self.qax.set_ylim(0, 2.0 * max(float(np.max(w["queue"])), 2.0 * thr, 1.0))
+        # the legend lists only what is drawn: a series that stayed at zero (no rejections) drops out
+        shown = [ln for s, ln in self.lines.items() if s in ("offered", "goodput") or np.any(w[s] > 0)]
+        for ln in self.lines.values():
+            ln.set_visible(ln in shown)
+        hs = shown + [self.span, self.qline, self.thr]
+        self.ax.legend(hs, [h.get_label() for h in hs], **self._legend_kw)
         so = res.scenario.second_owner
         a, b = (so.start_ms / 1e3, so.end_ms / 1e3) if so is not None else (0.0, 0.0)
         self.span.set_x(a)

@@ -42,7 +42,7 @@ DATA = Path(__file__).resolve().parents[1] / "data" / "verdicts_04.csv"
 #: least this share of its user requests in time.
 HEALTHY_SHARE = 0.99
 #: Normal loads (requests/s) for "dormant at normal load, tipped by the +20% peak".
-DORMANT_LOADS = (540.0, 560.0, 580.0, 600.0, 620.0, 640.0)
+DORMANT_LOADS = (480.0, 500.0, 520.0, 540.0, 560.0, 580.0, 600.0, 620.0, 640.0)
 #: Stretch factors for the seed's measure 2 (临时改变重试时间间隔).
 STRETCH = (2.0, 4.0, 6.0, 10.0)
 QUEUE_LIMITS = (6, 9, 12, 15, 25)
