@@ -11,8 +11,8 @@ trigger with :class:`Trigger`, and call :func:`report`:
 (62.5, 6)
 
 The report holds the lock hold and TPS ceiling (notebooks 01–02), the critical queue length M/N and
-a safe QueueMaxSize (04 §2, §7), the bistable band of the retry policy in user requests/s and where
-the normal load and the peak sit in it (04 §11), the closed form of the trigger (04 §1, §10), and
+a safe QueueMaxSize (04 §3, §8), the bistable band of the retry policy in user requests/s and where
+the normal load and the peak sit in it (04a), the closed form of the trigger (04 §1, 04a), and
 runs of the trigger with and without the mitigations on the fast engine (a short clock: at most
 120 s). :data:`CHECKLIST` collects the defences all five seeds teach, each with its notebook.
 
@@ -244,7 +244,7 @@ SYSTEM_A = YourSystem(
     queue_limit=250,  # "这个队列长度设置的远大于临界QueueSize" — far above M/N (250 assumed, as in 04)
     normal_rate_per_s=600.0,  # calibrated in 04 (the seed gives batch TPS only)
     peak_factor=1.2,  # "月初…大概高峰期比平时多20%流量"
-    safety=0.5,  # the seed's 安全系数, 0 < s < 1; 0.5 as in 04 §7
+    safety=0.5,  # the seed's 安全系数, 0 < s < 1; 0.5 as in 04 §8
 )
 
 #: A second, different team (invented for the capstone): an inventory hot key one rack from its
@@ -438,24 +438,24 @@ class Report:
              f"{c.capacity_two_owners_per_s:.1f} merged commits/s", "02, 03"),
             ("user batches/s, normal → peak", f"{c.demand_normal_per_s:.1f} → {c.demand_peak_per_s:.1f} "
              f"({c.rows_per_batch_peak:.1f} rows each at the peak)", "01, 04 §1"),
-            ("critical queue M / N", f"{c.critical_queue:.2f} batches", "04 §2"),
-            ("timeouts start at (M − T − N) / N", f"{c.effective_queue:.2f} batches", "04 §2"),
+            ("critical queue M / N", f"{c.critical_queue:.2f} batches", "04 §3"),
+            ("timeouts start at (M − T − N) / N", f"{c.effective_queue:.2f} batches", "04 §3"),
             (f"safe QueueMaxSize ⌊M/N × {s.safety:g}⌋", f"{c.safe_queue_limit} batches (yours: {ql}); a request "
-             f"behind a full queue waits ≤ {c.worst_wait_safe_ms:.0f} ms", "04 §7"),
+             f"behind a full queue waits ≤ {c.worst_wait_safe_ms:.0f} ms", "04 §8"),
             ("largest safety that covers the trigger (M − T − N_max) / (N̄ · M/N)",
              f"{c.safety_for_trigger:.2f} (yours {s.safety:g}: {'✔' if s.safety <= c.safety_for_trigger else '✘'})",
-             "04 §7"),
+             "04 §8"),
             ("retries per request in a storm", f"R = {r}", "04 §4"),
-            ("bistable band (user requests/s)", f"{lo:.0f} – {hi:.0f}", "04 §11"),
+            ("bistable band (user requests/s)", f"{lo:.0f} – {hi:.0f}", "04a"),
             ("normal load / peak", f"{s.normal_rate_per_s:.0f}/s: {c.zone_normal}; "
-             f"{s.peak_rate_per_s:.0f}/s: **{c.zone_peak}**", "04 §11"),
-            ("most retries per request (no budget) that keep the peak below the band", sr, "04 §11"),
+             f"{s.peak_rate_per_s:.0f}/s: **{c.zone_peak}**", "04a"),
+            ("most retries per request (no budget) that keep the peak below the band", sr, "04a"),
             (f"with a {100 * BUDGET.percent:.0f}% retry budget, lower edge",
-             f"{c.band_with_budget[0]:.0f}/s", "04 §9.2"),
+             f"{c.band_with_budget[0]:.0f}/s", "04a"),
             (f"trigger: {self.trigger.describe()}", f"capacity {c.capacity_trigger_per_s:.1f}/s, queue grows "
              f"{c.trigger_growth_per_s:+.2f} batches/s", "04 §1"),
             ("trigger reaches the timeout threshold after", f"{ttt} (threshold {c.trigger_threshold:.2f} batches)",
-             "04 §10"),
+             "04a"),
             ("closed forms predict", f"**{c.prediction.split(':')[0]}**:{c.prediction.split(':', 1)[1]}", "04"),
         ]
         lines = [f"**{s.name}**", "", "| quantity | value | notebook |", "|---|---|---|"]

@@ -51,6 +51,10 @@ def pipeline_diagram(sc: Scenario, ax=None):
     for x0, x1 in ((0.0 + w, 2.05), (2.05 + w, 4.1), (4.1 + w, 6.15), (6.15 + w, 8.2)):
         arrow((x0 + 0.05, y), (x1 - 0.05, y))
     arrow((8.2 + w / 2, 2.35), (6.0 + w, 0.2 + h * 0.8), colour=COLORS["owner_b"])
+    # one queue, the owners alternate (the seed's simplification): every other batch is C's turn
+    ax.add_patch(FancyArrowPatch((6.15 + w * 0.8, 2.4), (8.2 + 0.3, 0.2 + h + 0.02), connectionstyle="arc3,rad=-0.2",
+                                 arrowstyle="-|>", mutation_scale=10, color=COLORS["owner_c"], lw=1.2, ls="--"))
+    ax.text(8.05, 1.95, "every other batch\nwhile C is an owner", fontsize=6.5, color=COLORS["owner_c"], ha="right")
     arrow((8.15, 0.2 + h / 2), (6.0 + w + 0.05, 0.2 + h / 2), colour=COLORS["owner_c"])
     ax.add_patch(FancyArrowPatch((2.05 + 0.8 * w, 2.4 + h + 0.05), (2.05 + 0.2 * w, 2.4 + h + 0.05),
                                  connectionstyle="arc3,rad=0.6", arrowstyle="-|>", mutation_scale=10,
@@ -98,12 +102,18 @@ def incident_figure(run, *, height: float = 1.9):
     c.step(t, w["queue"], where="post", color=COLORS["queue"], lw=2, label="batches waiting")
     cf = closed_forms(sc)
     n_bar = (sc.batch_ms + sc.cross_batch_ms) / 2
-    c.axhline(effective_timeout_queue(sc, n_bar), color=COLORS["timeouts"], ls="--", lw=1,
-              label=f"timeouts start, two owners: (M − T − N̄)/N̄ = {effective_timeout_queue(sc, n_bar):.1f}")
+    # where timeouts start, as a step over time: the two-owner value while C is an owner, else one owner's
+    one, two = effective_timeout_queue(sc), effective_timeout_queue(sc, n_bar)
+    so = sc.second_owner
+    thr = np.where((t >= so.start_ms / 1e3) & (t < so.end_ms / 1e3), two, one) if so is not None else np.full_like(t, one)
+    c.step(t, thr, where="post", color=COLORS["timeouts"], ls="--", lw=1,
+           label=f"timeouts start: (M − T − N)/N = {one:.1f}" + (f"; {two:.1f} with two owners (N̄ = {n_bar:g} ms)"
+                                                                if so is not None else ""))
     c.axhline(cf["critical_queue"], color=COLORS["capacity"], ls=":", lw=1,
-              label=f"M/N = {cf['critical_queue']:.1f}")
+              label=f"M/N = {cf['critical_queue']:.1f} (N = {sc.batch_ms:g} ms)")
     if sc.queue_limit is not None:
-        c.axhline(sc.queue_limit, color=COLORS["rejected"], ls="-.", lw=1, label=f"QueueMaxSize = {sc.queue_limit}")
+        c.axhline(sc.queue_limit, color=COLORS["rejected"], ls=(0, (2, 2)), lw=1.5, zorder=6,
+                  label=f"QueueMaxSize = {sc.queue_limit} (the queue sits on it)")
     c.set_yscale("symlog", linthresh=1.0)
     top = max(float(np.max(w["queue"])), float(sc.queue_limit or 0), 20.0)
     c.set_ylim(0, 2.0 * top)
@@ -138,7 +148,7 @@ def batcher_rate_figure(sc: Scenario, simulated: Mapping[float, float] | None = 
     K, T = sc.batch_max_rows, sc.batch_max_wait_ms
     exact = np.array([capacity.batcher_batch_rate(x, K, T) for x in lam])
     ax.plot(lam, exact, color=COLORS["offered"], lw=2, label="timer batcher (closed form)")
-    ax.plot(lam, lam / (1.0 + lam * T / 1000.0), color=COLORS["offered"], lw=1, ls=":",
+    ax.plot(lam, lam / (1.0 + lam * T / 1000.0), color="#555555", lw=1.5, ls=":",
             label="timer regime: λ / (1 + λT)")
     ax.plot(lam, lam / K, color=COLORS["retries"], lw=1.5, ls="--", label=f"full batches: λ / {K}")
     cf = closed_forms(sc)
@@ -148,11 +158,12 @@ def batcher_rate_figure(sc: Scenario, simulated: Mapping[float, float] | None = 
                label=f"capacity, two owners: {cf['capacity_two_owners']:.1f}/s")
     if simulated:
         xs = sorted(simulated)
-        ax.plot(xs, [simulated[x] for x in xs], "o", color="black", ms=4, label="simulated (one run each)")
+        ax.plot(xs, [simulated[x] for x in xs], "o", mfc="none", mec="black", mew=1.5, ms=9, zorder=6,
+                label="simulated (one run each)")
     for x, text, off in ((sc.user_rate_per_s, "normal", (-20, -26)),
                          (sc.user_rate_per_s * (sc.peak.factor if sc.peak else 1.0), "peak", (-10, 14))):
         y = capacity.batcher_batch_rate(x, K, T)
-        ax.plot([x], [y], "s", color=COLORS["timeouts"], ms=6)
+        ax.plot([x], [y], "s", color=COLORS["timeouts"], ms=4, zorder=5)
         ax.annotate(f"{text}: {x:.0f}/s → {y:.1f} batches/s", (x, y), xytext=off, textcoords="offset points",
                     fontsize=8, arrowprops=dict(arrowstyle="-", color="#888888", lw=0.8))
     plotting.decorate(ax, xlabel="user requests/s", ylabel="merged batches/s", legend=False)
