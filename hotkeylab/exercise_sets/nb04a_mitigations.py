@@ -1,0 +1,67 @@
+"""Exercises of notebook 04a · Retry storms: the mitigations surveyed. Expected answers come from
+:mod:`hotkeylab.metastable.survey` and :mod:`hotkeylab.metastable.lesson`; nothing is typed in."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import replace
+
+from ..exercises import as_number, close_to, exercise
+from ..metastable import SEED_QUEUE_LIMIT, survey
+from ..metastable import lesson as L
+
+_SC = L.SHORT_INCIDENT
+#: The policy of exercise 1: the seed's interval (0–50 ms) and patience, capped at this many attempts.
+CAP_ATTEMPTS = 4
+#: Exercise 2: the backlog (a full queue) and the length of the stretch window (seconds).
+STRETCH_QUEUE = float(SEED_QUEUE_LIMIT)
+STRETCH_WINDOW_S = L.ACT_FOR_MS / 1e3
+
+
+def capped_policy():
+    """The seed's retries with a cap of :data:`CAP_ATTEMPTS` attempts."""
+    return replace(_SC.retry, max_attempts=CAP_ATTEMPTS)
+
+
+def capped_attempts() -> float:
+    """Attempts a user request makes in the storm (every attempt timing out) under :func:`capped_policy`."""
+    return survey.storm_attempts(capped_policy(), _SC.timeout_ms)
+
+
+def stretch_factor() -> float:
+    """Smallest stretch of the retry interval with which a window of :data:`STRETCH_WINDOW_S` takes
+    a full queue back below the timeout threshold at the peak."""
+    return survey.stretch_needed(_SC, STRETCH_QUEUE, STRETCH_WINDOW_S)
+
+
+@exercise("04a.capped_attempts")
+def _capped_attempts(answer):
+    a = as_number(answer)
+    expected = capped_attempts()
+    if a is not None and math.isclose(a, CAP_ATTEMPTS) and not math.isclose(expected, CAP_ATTEMPTS):
+        return False, (f"{CAP_ATTEMPTS} is the cap. With M = {_SC.timeout_ms:g} ms per failed attempt, when does "
+                       f"attempt 3 start, and is that within the patience of {_SC.retry.patience_ms:g} ms?")
+    if a is not None and math.isclose(a, 1.0) and expected > 1.0:
+        return False, (f"the first retry starts at M plus a delay of at most {_SC.retry.cap_ms:g} ms, "
+                       f"within the patience of {_SC.retry.patience_ms:g} ms: it is sent.")
+    return close_to(answer, expected, rel=0.01, unit="attempts",
+                    hint="Attempt k + 1 starts at k·M plus k delays; count those that start within the patience.")
+
+
+@exercise("04a.stretch_factor")
+def _stretch_factor(answer):
+    a = as_number(answer)
+    expected = stretch_factor()
+    # the factor at which the storm's demand just equals the capacity: necessary, not enough
+    ceiling = survey.attempts_ceiling(_SC)
+    lo, hi = 1.0, 1000.0
+    for _ in range(40):
+        mid = math.sqrt(lo * hi)
+        lo, hi = (lo, mid) if survey.storm_attempts(_SC.retry, _SC.timeout_ms, stretch=mid) < ceiling else (mid, hi)
+    if a is not None and math.isclose(a, hi, rel_tol=0.05) and not math.isclose(hi, expected, rel_tol=0.05):
+        return False, (f"{a:g} only brings the storm's demand down to the capacity: the queue then stops "
+                       "growing but does not shrink. It must also fall back below the threshold within "
+                       f"the {STRETCH_WINDOW_S:g} s window.")
+    return close_to(answer, expected, rel=0.03, unit="×",
+                    hint=f"Attempts per request 1 + P(retry fits) give the demand; the full queue "
+                         f"({STRETCH_QUEUE:g} batches) must drain to the threshold within {STRETCH_WINDOW_S:g} s.")
