@@ -850,11 +850,13 @@ class WhatIf:
         ax = self.ax = self.fig.add_subplot()
         self.lines = {s: ax.plot([], [], color=COLORS[s], lw=2, label=plotting.LABELS[s])[0] for s in self.SERIES}
         # the users' line on top, dashed black, so the retries (often equal to it) cannot hide it
-        self.lines["offered"].set(color="black", ls="--", lw=1.2, zorder=5)
+        self.lines["offered"].set(color="black", ls=(0, (3, 3)), lw=1.0, zorder=5)
+        self.lines["retries"].set(lw=3.0, alpha=0.8)  # wide under the users' thin line: both visible
         self.qax = plotting.queue_axis(ax)
         self.qax.set_yscale("symlog", linthresh=1.0)  # the ~10-batch threshold stays visible beside 1000s
         self.qline = self.qax.plot([], [], color=COLORS["queue"], lw=2, label=plotting.LABELS["queue"])[0]
-        self.thr = self.qax.axhline(0, color=COLORS["queue"], ls="--", lw=1, label="timeouts start (closed form)")
+        self.thr = self.qax.axhline(0, color=COLORS["queue"], ls="--", lw=1,
+                                    label="timeouts start (closed form, queue axis)")
         self.span = ax.axvspan(WHATIF_START_MS / 1e3, 40.0, color=COLORS["trigger"], alpha=0.35, lw=0,
                                label="second owner (trigger)", zorder=0)
         self.verdict = ax.text(0.99, 0.97, "", transform=ax.transAxes, ha="right", va="top", fontsize=9,
