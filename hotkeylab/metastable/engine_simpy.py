@@ -43,6 +43,18 @@ class _World:
         if self.thread_idle and not self.wake.triggered:
             self.wake.succeed()
 
+    def close_open_batch(self):
+        """Hand the open batch to the hot-key queue; answer its rows if the queue refuses it."""
+        atts, self.open_batch = self.open_batch, []
+        self.unbatched.difference_update(atts)
+        self.reply(self.state.close_batch(atts, self.env.now), REJECTED)
+
+    def lose_open_batch(self, get):
+        """A restart: the open batch is gone, and a pending inbox get is withdrawn."""
+        if get is not None and not get.triggered:
+            get.cancel()
+        self.open_batch = []
+
 
 def users(env, w: _World):
     """User requests reach system A (Poisson; the peak and degrading already applied)."""
@@ -99,14 +111,10 @@ def batcher(env, w: _World):
                     break
                 w.open_batch.append(get.value)
                 get = None
-            atts, w.open_batch = w.open_batch, []
-            w.unbatched.difference_update(atts)
-            w.reply(S.close_batch(atts, env.now), REJECTED)
+            w.close_open_batch()
             w.kick()
         except simpy.Interrupt:  # restart: the open batch is gone
-            if get is not None and not get.triggered:
-                get.cancel()
-            w.open_batch = []
+            w.lose_open_batch(get)
 
 
 def leader_batcher(env, w: _World):
@@ -123,14 +131,10 @@ def leader_batcher(env, w: _World):
             get = None
             w.open_batch.append(a)
             if len(w.open_batch) >= K or w.thread_idle:
-                atts, w.open_batch = w.open_batch, []
-                w.unbatched.difference_update(atts)
-                w.reply(S.close_batch(atts, env.now), REJECTED)
+                w.close_open_batch()
                 w.kick()
         except simpy.Interrupt:  # restart: the open batch is gone
-            if get is not None and not get.triggered:
-                get.cancel()
-            w.open_batch = []
+            w.lose_open_batch(get)
 
 
 def hot_key_thread(env, w: _World):
@@ -139,9 +143,7 @@ def hot_key_thread(env, w: _World):
     leader = S.sc.batcher == "leader"
     while True:
         if leader and w.open_batch and not S.queue:  # the followers' batch goes next
-            atts, w.open_batch = w.open_batch, []
-            w.unbatched.difference_update(atts)
-            S.close_batch(atts, env.now)  # the thread is free: always accepted
+            w.close_open_batch()  # the thread is free: always accepted
         b, service, notify = S.take_batch(env.now)
         w.reply(notify, REJECTED)
         if b is None:

@@ -30,7 +30,7 @@ from pathlib import Path
 import numpy as np
 
 from ..validate import check_choice
-from . import DEGRADED, NORMAL, SEED_INCIDENT, RetryPolicy, Scenario, Window, simulate
+from . import DEGRADED, NORMAL, SEED_INCIDENT, RetryPolicy, Scenario, Window, simulate, survey
 from . import lesson as L
 
 __all__ = ["SEEDS", "DATA", "Experiment", "EXPERIMENTS", "Count", "fingerprint", "run_row", "compute",
@@ -100,6 +100,8 @@ def _experiments() -> dict[str, Experiment]:
         Experiment("short", "short clock: isolation only", S),
         Experiment("short_degrade", "degrade upstream for 30 s", L.mitigate("degrade", S)),
         Experiment("short_restart", "restart the server (queue cleared)", L.mitigate("restart", S)),
+        Experiment("short_restart_patience_600", "restart, users with 600 ms of patience",
+                   survey.restart_scenario(600.0), notebook="04a"),
         Experiment("short_no_retries", "no retries", replace(S, retry=RetryPolicy(max_attempts=1))),
         Experiment("short_leader", "leader/follower group commit (no timer)", replace(S, batcher="leader")),
     ]
@@ -165,10 +167,6 @@ def run_row(name: str, seed: int) -> dict:
     }
 
 
-def _row_kw(name: str, seed: int) -> dict:
-    return run_row(name, seed)
-
-
 def compute(names: Iterable[str] | None = None, seeds: int = SEEDS, executor=None, progress: bool = True) -> list[dict]:
     """Rows for ``names`` (default: all) × seeds 0..seeds−1, through :func:`hotkeylab.sweep.run`
     (a process pool by default) with a tqdm bar."""
@@ -176,7 +174,7 @@ def compute(names: Iterable[str] | None = None, seeds: int = SEEDS, executor=Non
 
     names = list(EXPERIMENTS) if names is None else list(names)
     params = [{"name": n, "seed": s} for n in names for s in range(seeds)]
-    return sweep_run(_row_kw, params, executor=executor, progress=progress, label="verdicts")
+    return sweep_run(run_row, params, executor=executor, progress=progress, label="verdicts")
 
 
 def write(rows: list[dict], path: Path = DATA, cpu_s: float | None = None) -> Path:
