@@ -130,6 +130,21 @@ def critical_queue_length(timeout_ms: float, batch_ms: float) -> float:
     return m / n
 
 
+def timeout_queue_length(timeout_ms: float, batch_ms: float, batch_wait_ms: float) -> float:
+    """Batches ahead at which a new request times out: ``(M − T − N) / N``.
+
+    The seed's condition is ``QueueSize × N < M`` (critical length M/N). A request also waits up to
+    T ms in the batcher before its batch joins the queue, and then for its own commit N; counting
+    both, it is answered in time only while ``Q × N + T + N ≤ M``. The one threshold the lessons
+    use for "timeouts begin"; M/N stays the seed's rule for sizing QueueMaxSize. It is 0 when even
+    an empty queue cannot answer in time (``M ≤ T + N``).
+    """
+    m = check_number("timeout_ms", timeout_ms, low=0.0, low_open=True, allow_inf=True)
+    n = check_number("batch_ms", batch_ms, low=0.0, low_open=True)
+    t = check_number("batch_wait_ms", batch_wait_ms, low=0.0)
+    return max(0.0, (m - t - n) / n)
+
+
 def safe_queue_limit(timeout_ms: float, batch_ms: float, safety: float) -> int:
     """``QueueMaxSize = floor(M / N × safety)`` batches, with ``0 < safety <= 1``.
 

@@ -101,7 +101,7 @@ def effective_timeout_queue(sc: Scenario, batch_ms: float | None = None) -> floa
     """Batches ahead at which a new request times out, counting its own wait in the batcher
     (up to ``batch_max_wait_ms``) and its own commit: ``(M − T − N) / N``. Below M/N."""
     n = sc.batch_ms if batch_ms is None else batch_ms
-    return max(0.0, (sc.timeout_ms - sc.batch_max_wait_ms - n) / n)
+    return capacity.timeout_queue_length(sc.timeout_ms, n, sc.batch_max_wait_ms)
 
 
 def closed_forms(sc: Scenario) -> dict:
