@@ -26,16 +26,19 @@ def test_widget_default_is_c_as_measured():
     w = _widget()
     w.update()
     r = w.result
-    assert r.hold_ms == pytest.approx(rtt.BATCH_C_MS)
+    assert r.cycle_ms == pytest.approx(rtt.BATCH_C_MS)
+    assert r.hold_ms == pytest.approx(rtt.BATCH_C_MS - rtt.OUTSIDE_ROUND_TRIPS * rtt.RTT_C_MS)
     assert r.tps == pytest.approx(capacity.tps_ceiling(rtt.BATCH_C_MS))
     assert r.tps_b == pytest.approx(capacity.tps_ceiling(rtt.BATCH_B_MS))
+    assert r.pair_tps == pytest.approx(rtt.turn_taking_tps(rtt.SEED_OWNERS))
     assert r.ax is not None
 
 
-def test_widget_children_are_rtt_round_trips_statement_time():
+def test_widget_children_are_rtt_round_trips_fixed_time():
     w = _widget()
     labels = [c.description for c in w.children[:3]]
-    assert labels == ["rtt (ms)", "round trips under lock", "time per statement (ms)"]
+    assert labels == ["rtt (ms)", "round trips per cycle", "rtt-independent time (ms)"]
+    assert w.children[1].min == rtt.OUTSIDE_ROUND_TRIPS
 
 
 def test_moving_rtt_slider_follows_capacity():
@@ -43,12 +46,11 @@ def test_moving_rtt_slider_follows_capacity():
     w.children[0].value = 0.5
     w.update()
     r = w.result
-    k, stmts, sm = r.round_trips, r.statements, r.statement_ms
-    assert r.hold_ms == pytest.approx(capacity.lock_hold_ms(0.5, k, stmts, sm))
+    assert r.cycle_ms == pytest.approx(capacity.lock_hold_ms(0.5, r.round_trips, 1, r.fixed_ms))
     assert r.tps == pytest.approx(capacity.tps_ceiling(rtt.BATCH_B_MS))
     w.children[0].value = 3.0
     w.update()
-    assert w.result.tps == pytest.approx(capacity.tps_ceiling(capacity.lock_hold_ms(3.0, k, stmts, sm)))
+    assert w.result.tps == pytest.approx(capacity.tps_ceiling(capacity.lock_hold_ms(3.0, r.round_trips, 1, r.fixed_ms)))
     assert w.result.tps < r.tps
 
 
@@ -58,6 +60,7 @@ def test_round_trip_slider_each_round_trip_costs_one_rtt():
     before = w.result
     w.children[1].value = int(before.round_trips) - 1
     w.update()
+    assert before.cycle_ms - w.result.cycle_ms == pytest.approx(before.rtt_ms)
     assert before.hold_ms - w.result.hold_ms == pytest.approx(before.rtt_ms)
     assert w.result.tps > before.tps
 
@@ -65,32 +68,46 @@ def test_round_trip_slider_each_round_trip_costs_one_rtt():
 def test_sketch_settings_reproduce_the_seed_sketch():
     w = _widget()
     w.children[1].value = int(rtt.SKETCH.round_trips)
-    w.children[2].value = rtt.SKETCH.statement_ms
+    w.children[2].value = rtt.SKETCH.fixed_ms
     for rtt_ms in (rtt.RTT_B_MS, rtt.RTT_C_MS):
         w.children[0].value = rtt_ms
         w.update()
         assert w.result.tps == pytest.approx(capacity.tps_ceiling(capacity.lock_hold_ms(rtt_ms)))
     assert round(w.result.tps_b, 1) == 344.8
     assert round(w.result.tps_c, 1) == 144.9
+    # the sketch's owners do not take strict turns: the pair's rate is left to the simulation
+    assert math.isnan(w.result.pair_tps)
 
 
-def test_zero_round_trips_makes_datacentres_equal():
+def test_fewest_round_trips_leave_only_the_outside_ones():
     w = _widget()
-    w.children[1].value = 0
+    w.children[1].value = w.children[1].min
     w.update()
-    assert w.result.c_over_b == pytest.approx(1.0)
-    assert w.result.network_share == 0.0
+    assert w.result.under_lock_round_trips == 0
+    assert w.result.hold_ms == pytest.approx(w.result.fixed_ms)
+    assert w.result.pair_tps == pytest.approx(2 * capacity.tps_ceiling(2 * w.result.fixed_ms))
 
 
-def test_statement_slider_moves_only_the_fixed_part():
+def test_fixed_slider_moves_cycle_and_hold_alike():
     w = _widget()
     w.update()
     a = w.result
-    w.children[2].value = 1.0
+    w.children[2].value = 5.0
     w.update()
     b = w.result
     assert a.network_ms == b.network_ms
-    assert a.hold_ms - b.hold_ms == pytest.approx(a.statements * (a.statement_ms - 1.0))
+    assert a.cycle_ms - b.cycle_ms == pytest.approx(a.fixed_ms - 5.0)
+    assert a.hold_ms - b.hold_ms == pytest.approx(a.fixed_ms - 5.0)
+
+
+@pytest.mark.parametrize("rtt_ms", [0.1, 3.0])
+@pytest.mark.parametrize("k", [2, 20])
+@pytest.mark.parametrize("fixed", [0.5, 20.0])
+def test_every_slider_end_gives_finite_numbers(rtt_ms, k, fixed):
+    r = rtt.rtt_whatif(rtt_ms, k, fixed, draw=False)
+    assert 0 < r.hold_ms <= r.cycle_ms
+    assert r.tps > 0 and r.tps_b >= r.tps_c
+    assert "ms" in r._repr_markdown_()
 
 
 def test_whatif_markdown_and_no_draw():
@@ -106,18 +123,21 @@ def test_exercise_ids_registered():
     assert {"02.tps_at_3ms", "02.commits_at_3ms", "02.round_trips_to_remove", "02.no_round_trips"} <= set(ids())
 
 
-def test_expected_answers_come_from_capacity():
+def test_expected_answers_come_from_the_account():
+    f = rtt.FITTED
     assert ex.tps_at_3ms() == pytest.approx(1000 / (4 * 3 + 3 * 0.3))
-    assert ex.commits_at_3ms() == pytest.approx(1000 / (11 * 3 + 10.5))
+    # B (hold 16 − 2 × 0.5) and an owner 3 ms away (hold 43.5 − 2 × 3) taking turns
+    hold_far = f.cycle_ms(3.0) - 2 * 3.0
+    assert ex.commits_at_3ms() == pytest.approx(2000 / (rtt.BATCH_B_MS - 2 * rtt.RTT_B_MS + hold_far))
     assert ex.round_trips_to_remove() == 8
-    assert ex.no_round_trips() == pytest.approx(1000 / 10.5)
+    assert ex.no_round_trips() == pytest.approx(2000 / (2 * f.fixed_ms))
 
 
 @pytest.mark.parametrize(
     "exercise_id, right, wrong",
     [
         ("02.tps_at_3ms", lambda: ex.tps_at_3ms(), lambda: ex.tps_at_3ms() * 1.2),
-        ("02.commits_at_3ms", lambda: ex.commits_at_3ms(), lambda: ex.tps_at_3ms()),
+        ("02.commits_at_3ms", lambda: ex.commits_at_3ms(), lambda: rtt.FITTED.tps(3.0)),
         ("02.round_trips_to_remove", lambda: ex.round_trips_to_remove(), lambda: ex.round_trips_to_remove() - 1),
         ("02.no_round_trips", lambda: ex.no_round_trips(), lambda: capacity.tps_ceiling(rtt.BATCH_B_MS)),
     ],
@@ -130,10 +150,14 @@ def test_right_answer_ok_wrong_answer_not(exercise_id, right, wrong):
 
 
 def test_feedback_is_specific():
-    assert "sketch" in check("02.commits_at_3ms", ex.tps_at_3ms()).message
+    seed_style = capacity.alternating_owners_tps([rtt.FITTED.cycle_ms(rtt.RTT_B_MS), rtt.FITTED.cycle_ms(3.0)])
+    assert "simplification" in check("02.commits_at_3ms", seed_style).message
+    assert "alone" in check("02.commits_at_3ms", rtt.FITTED.tps(3.0)).message
+    assert "outside the lock" in check("02.tps_at_3ms", rtt.SKETCH.lock_ceiling(3.0)).message
     assert "16.5 ms" in check("02.round_trips_to_remove", 7).message
     assert "fewer" in check("02.round_trips_to_remove", 9).message
     assert "whole" in check("02.round_trips_to_remove", 7.5).message
+    assert "C alone" in check("02.no_round_trips", ex.STORED_PROCEDURE.tps(rtt.RTT_C_MS)).message
     assert not check("02.round_trips_to_remove", "eight").ok
     assert not check("02.tps_at_3ms", math.nan).ok
     assert not check("02.tps_at_3ms", None).ok
