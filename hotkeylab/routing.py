@@ -22,8 +22,14 @@ This module has four parts, each with its closed form beside it:
    (SimPy: a registry process and one polling process per client) against
    :func:`dual_owner_share_closed`.
 4. **Owners sharing the hot row lock**: :func:`simulate_lock` (SimPy: users, the group-commit
-   batcher, one hot-key thread per owner, the row lock) against
-   :func:`capacity.alternating_owners_tps <hotkeylab.capacity.alternating_owners_tps>`.
+   batcher(s), one hot-key thread per owner, the row lock; ``engine="fast"`` computes the same run
+   with numpy for sweeps) against
+   :func:`capacity.alternating_owners_tps <hotkeylab.capacity.alternating_owners_tps>` and
+   :func:`lock_throughput_closed`. Two batcher models: ``shared`` (the seed's simplification, one
+   batcher dealing to the owners in turn) and ``per_owner`` (each owner batches its own region's
+   clients, ``split`` between regions). :func:`lock_utilisation`, :func:`seed_band`,
+   :func:`split_band` and :func:`timeout_share_closed` give where "dormant, then the peak tips it"
+   holds; :func:`band_verdicts` counts it over seeds.
 
 Hashes are stable across processes (BLAKE2b of the key's UTF-8 bytes), never Python's ``hash()``,
 which is salted per process. Times are in milliseconds; rates per second.
@@ -31,9 +37,11 @@ which is salted per process. Times are in milliseconds; rates per second.
 
 from __future__ import annotations
 
+import bisect
 import functools
 import hashlib
 import ipaddress
+import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 
@@ -72,16 +80,32 @@ __all__ = [
     "TransientRun",
     "simulate_transient",
     "dual_owner_share_closed",
+    "BATCHERS",
     "LockScenario",
     "SEED_INCIDENT",
     "ONE_OWNER",
+    "PER_OWNER",
     "LockRun",
     "simulate_lock",
     "demand_batches_per_s",
+    "owner_batch_rates",
+    "lock_utilisation",
+    "mean_commit_ms",
+    "timeout_queue",
+    "critical_rate_per_s",
+    "timeout_share_closed",
+    "healthy_rate_per_s",
+    "seed_band",
+    "split_band",
+    "lock_throughput_closed",
+    "HEALTHY_SHARE",
+    "BandVerdict",
+    "band_verdicts",
     "OwnerView",
     "owner_view",
     "plot_owner_view",
     "explore",
+    "plot_band_map",
     "plot_transient",
     "explore_transient",
     "FixRow",
@@ -111,7 +135,7 @@ def stable_hash(text: str) -> int:
     """A 64-bit hash of ``text`` that is the same in every process and on every machine.
 
     Python's built-in ``hash()`` of a string is salted per process (``PYTHONHASHSEED``), so two
-    clients would disagree; the seed's Java clients use ``String.hashCode``, which is stable.
+    clients would disagree (a Java client's ``String.hashCode`` is stable; the seed does not name its hash).
     """
     if not isinstance(text, str):
         raise ValueError(f"key must be a str, got {text!r}")
@@ -601,15 +625,26 @@ def simulate_transient(scenario: TransientScenario = SEED_TRANSIENT, seed: int =
 
 
 # =========================================================================== 4. owners sharing the row lock
+BATCHERS = ("shared", "per_owner")
+
+
 @dataclass(frozen=True)
 class LockScenario:
     """Owners of one hot key taking turns on its row lock (``owners_ms``: each owner's batch time).
 
-    User requests arrive as a Poisson stream; one group-commit batcher closes a batch at
-    ``max_rows`` requests or ``max_wait_ms`` after it opened; batches go to the owners in turn
-    (B, C, B, C, …); each owner's single hot-key thread commits its batches one at a time, holding
-    the row lock for its batch time. A client gives up after ``timeout_ms`` (no retries here:
-    notebook 04 adds them); the server still commits its request (wasted work).
+    User requests arrive as a Poisson stream. A group-commit batcher closes a batch at
+    ``max_rows`` requests or ``max_wait_ms`` after it opened. ``batchers`` says who batches:
+
+    - ``"shared"`` (the seed's simplification, 两台机器交替获得热点锁各占一半处理批次): one batcher
+      for all clients deals its batches to the owners in turn (B, C, B, C, …);
+    - ``"per_owner"`` (what a region-filtered serverList does): each owner batches the requests
+      of its own region's clients; ``split`` gives each region's share of the user requests
+      (``None``: equal shares).
+
+    Each owner's single hot-key thread commits its batches one at a time, holding the row lock
+    for its batch time; the lock serves the owners' requests first come first served (S2PL: one
+    merged commit at a time). A client gives up after ``timeout_ms`` (no retries here: notebook 04
+    adds them); the server still commits its request (wasted work).
     """
 
     rate_per_s: float = 600.0
@@ -620,6 +655,8 @@ class LockScenario:
     max_rows: int = 20
     max_wait_ms: float = 20.0
     timeout_ms: float = 200.0
+    batchers: str = "shared"
+    split: tuple[float, ...] | None = None
     horizon_ms: float = 120_000.0
     window_ms: float = 1000.0
     max_events: int = 5_000_000
@@ -639,9 +676,25 @@ class LockScenario:
         check_int("max_rows", self.max_rows, low=1)
         check_number("max_wait_ms", self.max_wait_ms, low=0.0)
         check_number("timeout_ms", self.timeout_ms, low=0.0, low_open=True, allow_inf=True)
+        check_choice("batchers", self.batchers, BATCHERS)
+        if self.split is not None:
+            if self.batchers != "per_owner":
+                raise ValueError(f"split must be None unless batchers='per_owner', got {self.split!r}")
+            if len(self.split) != len(self.owners_ms):
+                raise ValueError(f"split must give one share per owner ({len(self.owners_ms)}), got {self.split!r}")
+            for i, s in enumerate(self.split):
+                check_number(f"split[{i}]", s, low=0.0, high=1.0)
+            if abs(sum(self.split) - 1.0) > 1e-9:
+                raise ValueError(f"split must sum to 1, got {self.split!r} (sum {sum(self.split):g})")
         check_number("horizon_ms", self.horizon_ms, low=0.0, low_open=True)
         check_number("window_ms", self.window_ms, low=0.0, low_open=True, high=self.horizon_ms)
         check_int("max_events", self.max_events, low=1)
+
+    @property
+    def shares(self) -> tuple[float, ...]:
+        """Each owner's share of the user requests (per_owner) or of the batches (shared)."""
+        n = len(self.owners_ms)
+        return tuple(float(s) for s in self.split) if self.split is not None else (1.0 / n,) * n
 
 
 #: Seed 000 during the month-start peak with the second owner in C.
@@ -653,15 +706,278 @@ SEED_INCIDENT = LockScenario(
     max_rows=20,             # "以固定条数(最高20条)"
     max_wait_ms=20.0,        # "固定时间间隔(最高20ms)的形式合并提交"
     timeout_ms=200.0,        # "图中以超时时间 200ms 为例"
+    batchers="shared",       # "为简化计算这里假设两台机器交替获得热点锁各占一半处理批次"
 )
 #: The design: one owner, in the primary's datacentre B.
 ONE_OWNER = replace(SEED_INCIDENT, owners_ms=(16.0,), owner_names=("B owner",))
+#: Each owner batches its own region's clients; ``split`` (B's share, C's share) is ours to vary.
+PER_OWNER = replace(SEED_INCIDENT, batchers="per_owner", split=(0.5, 0.5))
 
 
 def demand_batches_per_s(scenario: LockScenario, peak: bool = True) -> float:
-    """Batches/s the batcher makes (``capacity.batcher_batch_rate``): most close on the timer."""
+    """Batches/s the batchers make at normal load or at the peak (sum over owners)."""
     lam = scenario.rate_per_s * (scenario.peak_factor if peak else 1.0)
-    return capacity.batcher_batch_rate(lam, scenario.max_rows, scenario.max_wait_ms)
+    return float(sum(owner_batch_rates(scenario, lam)))
+
+
+# --------------------------------------------------------------------------- 4a. closed forms
+def owner_batch_rates(scenario: LockScenario, rate_per_s: float) -> np.ndarray:
+    """Batches/s each owner receives at ``rate_per_s`` user requests (``capacity.batcher_batch_rate``).
+
+    shared: one batcher makes r(λ) batches/s and deals them in turn, r(λ)/n each;
+    per_owner: owner j's own batcher sees s_j λ and makes r(s_j λ).
+    """
+    lam = check_number("rate_per_s", rate_per_s, low=0.0)
+    sc = scenario
+    if sc.batchers == "shared":
+        n = len(sc.owners_ms)
+        return np.full(n, capacity.batcher_batch_rate(lam, sc.max_rows, sc.max_wait_ms) / n)
+    return np.array([capacity.batcher_batch_rate(s * lam, sc.max_rows, sc.max_wait_ms) for s in sc.shares])
+
+
+def lock_utilisation(scenario: LockScenario, rate_per_s: float) -> float:
+    """Share of each second the row lock would be held: ``ρ = Σ_j r_j N_j / 1000``.
+
+    The lock is work-conserving (it idles only when no batch waits), so the owners keep up
+    exactly when ρ < 1. For the seed's shared batcher ρ = r(λ) · mean(N) / 1000.
+    """
+    r = owner_batch_rates(scenario, rate_per_s)
+    return float(np.dot(r, np.asarray(scenario.owners_ms)) / 1000.0)
+
+
+def mean_commit_ms(scenario: LockScenario, rate_per_s: float) -> float:
+    """Mean lock hold per merged commit, weighted by each owner's batches: N̄ = Σ r_j N_j / Σ r_j."""
+    r = owner_batch_rates(scenario, rate_per_s)
+    if r.sum() == 0:
+        return float(np.mean(scenario.owners_ms))
+    return float(np.dot(r, np.asarray(scenario.owners_ms)) / r.sum())
+
+
+def timeout_queue(scenario: LockScenario, rate_per_s: float | None = None) -> float:
+    """Batches ahead at which a new request times out: ``(M − T − N̄)/N̄`` (``capacity.timeout_queue_length``).
+
+    N̄ is :func:`mean_commit_ms` at ``rate_per_s`` (default: the normal load); for the shared
+    batcher it is the plain mean, (16 + 27)/2 = 21.5 ms.
+    """
+    lam = scenario.rate_per_s if rate_per_s is None else rate_per_s
+    return capacity.timeout_queue_length(scenario.timeout_ms, mean_commit_ms(scenario, lam), scenario.max_wait_ms)
+
+
+def critical_rate_per_s(scenario: LockScenario, duration_s: float = math.inf) -> float:
+    """User requests/s at which a peak of ``duration_s`` seconds starts to time out.
+
+    ``duration_s = inf``: the load where ρ = 1. For a finite peak, the backlog of lock work grows
+    at (ρ − 1) s per s from an empty queue, and a request times out once it exceeds
+    M − T − N̄; served stays ≥ 99% while that takes at least 99% of the peak, so the edge is
+    ρ = 1 + (M − T − N̄) / (990 · duration_s).
+    """
+    d = check_number("duration_s", duration_s, low=0.0, low_open=True, allow_inf=True)
+    sc = scenario
+
+    def excess(lam):
+        edge = 1.0
+        if not math.isinf(d):
+            slack = max(0.0, sc.timeout_ms - sc.max_wait_ms - mean_commit_ms(sc, lam))
+            edge += slack / (990.0 * d)
+        return lock_utilisation(sc, lam) - edge
+
+    lo, hi = 1e-6, 1e6
+    if excess(hi) < 0:
+        return math.inf
+    for _ in range(200):  # bisection: ρ(λ) increases with λ
+        mid = math.sqrt(lo * hi)
+        lo, hi = (mid, hi) if excess(mid) < 0 else (lo, mid)
+        if hi / lo < 1 + 1e-12:
+            break
+    return hi
+
+
+def _cycle_scv(rate_per_s: float, max_rows: int, max_wait_ms: float) -> float:
+    """Squared coefficient of variation of one batcher's time between batches:
+    cycle = Exp(λ) (wait for the first row) + min(T, S_{K−1}) (the open window)."""
+    from scipy.stats import gamma
+
+    lam = rate_per_s / 1000.0  # per ms
+    if lam <= 0:
+        return 1.0
+    n, t = max_rows - 1, max_wait_ms
+    if n == 0:
+        m1, m2 = 0.0, 0.0
+    else:
+        sf = gamma.sf(t, a=n, scale=1 / lam)
+        m1 = t * sf + n / lam * gamma.cdf(t, a=n + 1, scale=1 / lam)
+        m2 = t * t * sf + n * (n + 1) / lam**2 * gamma.cdf(t, a=n + 2, scale=1 / lam)
+    var = 1 / lam**2 + (m2 - m1 * m1)
+    return float(var / (1 / lam + m1) ** 2)
+
+
+def timeout_share_closed(scenario: LockScenario, rate_per_s: float) -> float:
+    """Share of requests that wait longer for the lock than M − T − N̄ allows, in steady state.
+
+    Heavy-traffic (Kingman) approximation for one lock fed by the batchers: mean wait
+    ``W = ρ/(1 − ρ) · (c_a² + c_s²)/2 · S``, with the wait roughly exponential, so the share
+    beyond x = M − T − N̄ is about ``ρ · exp(−ρ x / W)``; 1 when ρ ≥ 1.
+
+    - shared batcher: one batcher's n consecutive batches go to the n owners in turn, so count in
+      cycles of n batches: service Σ N (no variation), arrivals c_a² = c² / n;
+    - per-owner batchers: batches of owner j arrive with their own cycle's c_j² (a timer batcher
+      on a thin stream is nearly Poisson); the merged stream has c_a² ≈ Σ_j (r_j / r) c_j²
+      (the asymptotic method), and the service is N_j with probability r_j / r.
+    """
+    sc = scenario
+    lam = check_number("rate_per_s", rate_per_s, low=0.0)
+    rho = lock_utilisation(sc, lam)
+    if rho >= 1.0:
+        return 1.0
+    r = owner_batch_rates(sc, lam)
+    if rho == 0.0:
+        return 0.0
+    n_ms = np.asarray(sc.owners_ms, dtype=float)
+    if sc.batchers == "shared":
+        n = len(n_ms)
+        ca2 = _cycle_scv(lam, sc.max_rows, sc.max_wait_ms) / n
+        cs2, s_ms = 0.0, float(n_ms.sum())
+    else:
+        p = r / r.sum()
+        ca2 = float(sum(pj * _cycle_scv(x * lam, sc.max_rows, sc.max_wait_ms)
+                        for pj, x in zip(p, sc.shares, strict=True) if pj > 0))
+        s_ms = float(p @ n_ms)
+        cs2 = float(p @ n_ms**2) / s_ms**2 - 1.0
+    wait = rho / (1.0 - rho) * (ca2 + cs2) / 2.0 * s_ms
+    x = max(0.0, sc.timeout_ms - sc.max_wait_ms - mean_commit_ms(sc, lam))
+    return float(rho * math.exp(-rho * x / wait)) if wait > 0 else 0.0
+
+
+def healthy_rate_per_s(scenario: LockScenario) -> float:
+    """Largest user load at which :func:`timeout_share_closed` stays below 1 − HEALTHY_SHARE (1%)."""
+    hi = critical_rate_per_s(scenario)
+    lo = 0.0
+    while hi - lo > 1e-4 * hi:
+        mid = (lo + hi) / 2
+        lo, hi = (mid, hi) if timeout_share_closed(scenario, mid) < 1.0 - HEALTHY_SHARE else (lo, mid)
+    return lo
+
+
+def seed_band(scenario: LockScenario, duration_s: float = math.inf, variability: bool = False) -> tuple[float, float]:
+    """Normal loads λ that reproduce "dormant, then the peak tips it": ``[λ*/peak, λ*)``.
+
+    Dormant: the normal load fits (λ < λ*); tipped: the peak does not (peak × λ ≥ λ*). λ* is the
+    fluid edge ρ = 1 (:func:`critical_rate_per_s`, for a peak of ``duration_s``), or with
+    ``variability=True`` the load where 1% of requests time out in steady state
+    (:func:`healthy_rate_per_s`). The band is empty when ``peak_factor <= 1``.
+    """
+    star = healthy_rate_per_s(scenario) if variability else critical_rate_per_s(scenario, duration_s)
+    return (star / scenario.peak_factor, star) if scenario.peak_factor > 1 else (star, star)
+
+
+def lock_throughput_closed(demands_per_s: Sequence[float], owners_ms: Sequence[float]) -> np.ndarray:
+    """Merged commits/s each owner gets from one first-come-first-served row lock.
+
+    Each owner's thread holds at most one request on the lock, so while several owners are
+    backlogged the lock serves them in turn, one commit each. Owners whose demand is below that
+    equal share get all of it; the backlogged ones share the rest equally (water-filling): find x
+    with ``Σ_{r_j < x} r_j N_j + x Σ_{r_j ≥ x} N_j = 1000`` and give owner j ``min(r_j, x)``. When
+    ``Σ r_j N_j ≤ 1000`` everyone gets its demand. Two backlogged owners of 16 and 27 ms: x =
+    1000/43 each, 46.5 in all (``capacity.alternating_owners_tps``).
+    """
+    r = np.array([check_number(f"demands_per_s[{i}]", v, low=0.0) for i, v in enumerate(demands_per_s)])
+    n = np.array([check_number(f"owners_ms[{i}]", v, low=0.0, low_open=True) for i, v in enumerate(owners_ms)])
+    if len(r) != len(n) or len(r) == 0:
+        raise ValueError(f"demands_per_s and owners_ms must be non-empty and the same length, got {len(r)} and {len(n)}")
+    if np.dot(r, n) <= 1000.0:
+        return r
+    order = np.argsort(r)
+    used = 0.0
+    for k, j in enumerate(order):
+        x = (1000.0 - used) / n[order[k:]].sum()
+        if r[j] >= x:
+            return np.minimum(r, x)
+        used += r[j] * n[j]
+    return r  # not reached: Σ r N > 1000 means some owner is backlogged
+
+
+def split_band(scenario: LockScenario, rate_per_s: float, owner: int = 1,
+               variability: bool = False) -> tuple[float, float]:
+    """Per-owner batchers at normal load ``rate_per_s``: the shares of user requests from ``owner``'s
+    region (the rest from owner 0's) for which "dormant, then the peak tips it" holds.
+
+    ``(c_lo, c_hi)``: with share c the normal load fits while c < c_hi and the peak does not fit
+    once c ≥ c_lo (ρ grows with the slow owner's share). Searched over c in [0, 0.5]; ``(nan, nan)``
+    when no share in that range reproduces the seed.
+    """
+    sc = replace(scenario, batchers="per_owner", split=None) if scenario.batchers != "per_owner" else scenario
+    n = len(sc.owners_ms)
+    check_int("owner", owner, low=1, high=n - 1)
+    lam = check_number("rate_per_s", rate_per_s, low=0.0, low_open=True)
+
+    def at(c):
+        shares = [0.0] * n
+        shares[0], shares[owner] = 1.0 - c, c
+        return replace(sc, split=tuple(shares))
+
+    def star(c):
+        return healthy_rate_per_s(at(c)) if variability else critical_rate_per_s(at(c))
+
+    def edge(load):  # smallest c whose edge load is at or below `load`
+        lo, hi = 0.0, 0.5
+        if star(hi) > load:
+            return math.nan
+        if star(lo) <= load:
+            return 0.0
+        while hi - lo > 1e-5:
+            mid = (lo + hi) / 2
+            lo, hi = (mid, hi) if star(mid) > load else (lo, mid)
+        return hi
+
+    c_lo, c_hi = edge(lam * sc.peak_factor), edge(lam)
+    if math.isnan(c_lo) or (not math.isnan(c_hi) and c_hi <= c_lo):
+        return (math.nan, math.nan)
+    return (c_lo, 0.5 if math.isnan(c_hi) else c_hi)
+
+
+#: A run is healthy when at least this share of its users is answered in time (as notebook 04).
+HEALTHY_SHARE = 0.99
+
+
+@dataclass(frozen=True)
+class BandVerdict:
+    """Verdicts over seeds at one normal load: ``dormant`` seeds healthy at normal load,
+    ``tipped`` seeds not healthy at the peak load, ``both`` seeds with both (the seed's story)."""
+
+    rate_per_s: float
+    n: int
+    dormant: int
+    tipped: int
+    both: int
+    served_normal: tuple[float, float]  # min, max served share over seeds
+    served_peak: tuple[float, float]
+
+    @property
+    def text(self) -> str:
+        near = " (near its edge)" if 0 < self.both < self.n else ""
+        return f"dormant then tipped in {self.both}/{self.n} seeds{near}"
+
+
+def band_verdicts(scenario: LockScenario, rates_per_s: Iterable[float], seeds: int = 20,
+                  duration_s: float = 60.0) -> list[BandVerdict]:
+    """Simulate (fast engine) ``duration_s`` seconds at each normal load λ and at peak × λ, from an
+    empty queue, for ``seeds`` seeds: the verdicts of "dormant, then the peak tips it"."""
+    k = check_int("seeds", seeds, low=1, high=10_000)
+    d = check_number("duration_s", duration_s, low=1.0, high=3600.0)
+    out = []
+    for lam in rates_per_s:
+        lam = check_number("rate_per_s", lam, low=0.0, low_open=True, high=1e5)
+        shares = {}
+        for which, x in (("normal", lam), ("peak", lam * scenario.peak_factor)):
+            sc = replace(scenario, rate_per_s=x, peak_factor=1.0, peak_start_ms=math.inf, horizon_ms=1000.0 * d,
+                         window_ms=1000.0)
+            shares[which] = np.array([simulate_lock(sc, seed=s, engine="fast").served_share for s in range(k)])
+        ok_n = shares["normal"] >= HEALTHY_SHARE
+        bad_p = shares["peak"] < HEALTHY_SHARE
+        out.append(BandVerdict(lam, k, int(ok_n.sum()), int(bad_p.sum()), int((ok_n & bad_p).sum()),
+                               (float(shares["normal"].min()), float(shares["normal"].max())),
+                               (float(shares["peak"].min()), float(shares["peak"].max()))))
+    return out
 
 
 @dataclass
@@ -670,7 +986,7 @@ class LockRun:
 
     ``windows``: ``t`` (s), ``offered`` (requests/s), ``goodput`` (committed within the timeout,
     per s), ``wasted`` (committed after the client gave up, per s), ``batches`` (closed by the
-    batcher, per s), ``commits`` (merged commits, per s), ``queue`` (batches waiting for the lock,
+    batchers, per s), ``commits`` (merged commits, per s), ``queue`` (batches waiting for the lock,
     time-averaged). ``intervals``: ``(owner, start_ms, end_ms)`` of every lock hold.
     """
 
@@ -682,6 +998,11 @@ class LockRun:
     status: sim.RunStatus
     queue_end: int
 
+    @property
+    def served_share(self) -> float:
+        """Users answered within the timeout / users who arrived."""
+        return self.ledger.served / self.ledger.arrived if self.ledger.arrived else 1.0
+
     def rate_per_s(self, series: str, t0_s: float, t1_s: float) -> float:
         """Mean of a per-second series over windows starting in ``[t0_s, t1_s)``."""
         t = self.windows["t"]
@@ -691,19 +1012,37 @@ class LockRun:
         return float(np.mean(self.windows[series][m]))
 
 
-def simulate_lock(scenario: LockScenario = SEED_INCIDENT, seed: int = 0) -> LockRun:
-    """SimPy: users → group-commit batcher → owners' hot-key threads → the row lock."""
+def _region_rng(seed: int) -> np.random.Generator:
+    """The stream that says which region each request comes from (apart from the arrival stream,
+    so a split of 1.0/0.0 sees exactly the arrivals of one owner alone)."""
+    return np.random.default_rng([seed, 3])
+
+
+def simulate_lock(scenario: LockScenario = SEED_INCIDENT, seed: int = 0, engine: str = "simpy") -> LockRun:
+    """Users → group-commit batcher(s) → owners' hot-key threads → the row lock.
+
+    ``engine="simpy"`` is the reference below, one process per actor; ``"fast"``
+    (:func:`_simulate_lock_fast`) computes the same run with numpy and one loop over batches, for
+    sweeps over many seeds: the same windows, ledger and intervals (a test checks).
+    """
+    check_choice("engine", engine, ("simpy", "fast"))
+    if engine == "fast":
+        return _simulate_lock_fast(scenario, seed)
     sc = scenario
     rng = sim.make_rng(seed)
     env = simpy.Environment()
     row_lock = simpy.Resource(env, capacity=1)  # S2PL: held from SELECT … FOR UPDATE to COMMIT
     n_own = len(sc.owners_ms)
+    per_owner = sc.batchers == "per_owner"
+    cum = np.cumsum(sc.shares)
+    regions = _region_rng(seed)
     stores = [simpy.Store(env) for _ in range(n_own)]
     rec = sim.Recorder(sc.horizon_ms, sc.window_ms,
                        counters=("offered", "goodput", "wasted", "batches", "commits"), levels=("queue",))
     led = sim.Ledger()
-    st = {"open": [], "opened": env.event(), "full": env.event(), "queue": 0, "turn": 0,
-          "dispatched": 0}  # requests in closed batches not yet committed
+    # one open batch per batcher: its rows' arrival times and the events "first row" and "full"
+    bat = [{"open": [], "opened": env.event(), "full": env.event()} for _ in range(n_own if per_owner else 1)]
+    st = {"queue": 0, "turn": 0, "dispatched": 0}  # dispatched: rows in closed batches not yet committed
     intervals: list = []
 
     def users(env):
@@ -713,30 +1052,36 @@ def simulate_lock(scenario: LockScenario = SEED_INCIDENT, seed: int = 0) -> Lock
             yield env.timeout(rng.exponential(1000.0 / rate))
             led.arrived += 1
             rec.count("offered", env.now)
-            st["open"].append(env.now)
-            if not st["opened"].triggered:
-                st["opened"].succeed()
-            if len(st["open"]) >= sc.max_rows and not st["full"].triggered:
-                st["full"].succeed()
+            b = bat[min(int(np.searchsorted(cum, regions.random(), side="right")), n_own - 1)] if per_owner else bat[0]
+            b["open"].append(env.now)
+            if not b["opened"].triggered:
+                b["opened"].succeed()
+            if len(b["open"]) >= sc.max_rows and not b["full"].triggered:
+                b["full"].succeed()
 
-    def batcher(env):
-        """Actor: group commit — close a batch at max_rows requests or max_wait_ms after it opened."""
+    def batcher(env, j):
+        """Actor: group commit — close a batch at max_rows requests or max_wait_ms after it opened.
+        Shared: deal it to the owners in turn; per_owner: hand it to owner j."""
+        b = bat[j]
         while True:
-            yield st["opened"]
-            if not st["full"].triggered:
-                yield env.timeout(sc.max_wait_ms) | st["full"]
-            batch, rest = st["open"][: sc.max_rows], st["open"][sc.max_rows :]
-            st["open"], st["opened"], st["full"] = rest, env.event(), env.event()
+            yield b["opened"]
+            if not b["full"].triggered:
+                yield env.timeout(sc.max_wait_ms) | b["full"]
+            batch, rest = b["open"][: sc.max_rows], b["open"][sc.max_rows :]
+            b["open"], b["opened"], b["full"] = rest, env.event(), env.event()
             if rest:
-                st["opened"].succeed()
+                b["opened"].succeed()
                 if len(rest) >= sc.max_rows:
-                    st["full"].succeed()
+                    b["full"].succeed()
             rec.count("batches", env.now)
             st["queue"] += 1
             st["dispatched"] += len(batch)
             rec.level("queue", env.now, st["queue"])
-            stores[st["turn"]].put(batch)  # "两台机器交替获得热点锁各占一半处理批次"
-            st["turn"] = (st["turn"] + 1) % n_own
+            if per_owner:
+                stores[j].put(batch)
+            else:
+                stores[st["turn"]].put(batch)  # "两台机器交替获得热点锁各占一半处理批次"
+                st["turn"] = (st["turn"] + 1) % n_own
 
     def owner(env, j):
         """Actor: owner j's single hot-key thread — one merged commit at a time under the row lock."""
@@ -760,15 +1105,165 @@ def simulate_lock(scenario: LockScenario = SEED_INCIDENT, seed: int = 0) -> Lock
             st["dispatched"] -= len(batch)
 
     env.process(users(env))
-    env.process(batcher(env))
+    for j in range(len(bat)):
+        env.process(batcher(env, j))
     for j in range(n_own):
         env.process(owner(env, j))
     status = sim.run_bounded(env, sc.horizon_ms, sc.max_events)
     rec.close(status.t_end_ms if status.truncated else sc.horizon_ms)
-    led.in_system = len(st["open"]) + st["dispatched"]
+    led.in_system = sum(len(b["open"]) for b in bat) + st["dispatched"]
     led.extra["wasted"] = led.timed_out
     return LockRun(scenario=sc, seed=seed, windows=rec.arrays(), ledger=led, intervals=intervals,
                    status=status, queue_end=st["queue"])
+
+
+def _arrivals(sc: LockScenario, rng: np.random.Generator) -> np.ndarray:
+    """Arrival times (ms) up to the horizon, drawn exactly as the SimPy ``users`` actor draws them:
+    the same standard exponentials in the same order, scaled by the rate in force at the previous
+    arrival, summed one after another."""
+    buf = np.empty(0)
+    pos = 0
+    out = []
+    t = 0.0
+    phases = ((1000.0 / sc.rate_per_s, sc.peak_start_ms),
+              (1000.0 / (sc.rate_per_s * sc.peak_factor), math.inf))
+    for scale, until in phases:
+        while t < until and t <= sc.horizon_ms:
+            m = int(min(1e6, (min(sc.horizon_ms, until) - t) / scale * 1.05)) + 256
+            if len(buf) - pos < m:
+                buf = np.concatenate((buf[pos:], rng.standard_exponential(m)))
+                pos = 0
+            ts = np.cumsum(np.concatenate(([t], buf[pos : pos + m] * scale)))[1:]
+            # an arrival whose predecessor came at or after `until` belongs to the next phase
+            stop = min(sc.horizon_ms, until)
+            k = int(np.searchsorted(ts, stop, side="left" if stop == until else "right"))
+            take = min(k + 1, m)
+            out.append(ts[:take])
+            pos += take
+            t = float(ts[take - 1])
+    a = np.concatenate(out) if out else np.empty(0)
+    return a[a <= sc.horizon_ms]
+
+
+def _batches(arr: np.ndarray, max_rows: int, max_wait_ms: float) -> tuple[np.ndarray, np.ndarray]:
+    """Group commit over sorted arrival times: (close time, index of the first row) of every
+    batch. A batch opens at its first row and closes at its ``max_rows``-th row or ``max_wait_ms``
+    after opening, whichever comes first (the caller drops batches closing after the horizon)."""
+    closes, starts = [], []
+    a = arr.tolist()
+    i, n = 0, len(a)
+    while i < n:
+        a0 = a[i]
+        j = bisect.bisect_right(a, a0 + max_wait_ms, i)
+        if j - i >= max_rows:
+            j = i + max_rows
+            closes.append(a[j - 1])
+        else:
+            closes.append(a0 + max_wait_ms)
+        starts.append(i)
+        i = j
+    return np.asarray(closes, dtype=float), np.asarray(starts, dtype=np.int64)
+
+
+def _simulate_lock_fast(sc: LockScenario, seed: int) -> LockRun:
+    """The same model as the SimPy engine, computed with numpy and one loop over batches.
+
+    Arrivals and region draws use the same random streams in the same order; each batcher's
+    batches follow from the arrival times; the row lock grants, among the owners whose thread has
+    a batch and is free, the earliest request (first come, first served). ``status.events`` counts
+    arrivals, batches and commits; ``max_events`` is not applied (the work is linear in arrivals).
+    """
+    s = sim.check_seed(seed)
+    rng = sim.make_rng(s)
+    n_own = len(sc.owners_ms)
+    arr = _arrivals(sc, rng)
+    if sc.batchers == "per_owner":
+        region = np.minimum(np.searchsorted(np.cumsum(sc.shares), _region_rng(s).random(len(arr)), side="right"),
+                            n_own - 1)
+        groups = [np.flatnonzero(region == j) for j in range(n_own)]
+    else:
+        groups = [np.arange(len(arr))]
+    # batches of every batcher: close time, owner; row_batch[i] = the batch of arrival i
+    closes_all, owner_all, row_batch_all = [], [], np.full(len(arr), -1, dtype=np.int64)
+    n_b = 0
+    for g, idx in enumerate(groups):
+        closes, starts = _batches(arr[idx], sc.max_rows, sc.max_wait_ms)
+        keep = int(np.searchsorted(closes, sc.horizon_ms, side="right"))  # closes are increasing
+        sizes = np.diff(np.append(starts, len(idx)))[:keep]
+        n_rows = int(sizes.sum())
+        row_batch_all[idx[:n_rows]] = n_b + np.repeat(np.arange(keep), sizes)
+        closes_all.append(closes[:keep])
+        owner_all.append(np.full(keep, g))
+        n_b += keep
+    b_close_arr = np.concatenate(closes_all)
+    order = np.argsort(b_close_arr, kind="stable")
+    rank = np.empty(n_b, dtype=np.int64)
+    rank[order] = np.arange(n_b)
+    b_close_arr = b_close_arr[order]
+    b_close = b_close_arr.tolist()
+    row_batch = np.where(row_batch_all >= 0, rank[np.maximum(row_batch_all, 0)], -1)
+    if sc.batchers == "per_owner":
+        b_owner = np.concatenate(owner_all)[order].tolist()
+    else:
+        b_owner = [k % n_own for k in range(n_b)]  # "两台机器交替获得热点锁各占一半处理批次"
+    # the owners' threads and the row lock
+    queues = [[k for k in range(n_b) if b_owner[k] == j] for j in range(n_own)]
+    head = [0] * n_own
+    free = [0.0] * n_own
+    lock_free = 0.0
+    grant_l = [math.inf] * n_b
+    end_l = [math.inf] * n_b
+    owners_ms = [float(x) for x in sc.owners_ms]
+    horizon = sc.horizon_ms
+    while True:
+        best, best_req = -1, math.inf
+        for j in range(n_own):
+            if head[j] < len(queues[j]):
+                c = b_close[queues[j][head[j]]]
+                req = c if c > free[j] else free[j]
+                if req < best_req:
+                    best, best_req = j, req
+        if best < 0:
+            break
+        k = queues[best][head[best]]
+        start = best_req if best_req > lock_free else lock_free
+        if start > horizon:
+            break
+        grant_l[k] = start
+        end_l[k] = lock_free = free[best] = start + owners_ms[best]
+        head[best] += 1
+    grant, end = np.asarray(grant_l), np.asarray(end_l)
+    rec = sim.Recorder(sc.horizon_ms, sc.window_ms,
+                       counters=("offered", "goodput", "wasted", "batches", "commits"), levels=("queue",))
+    rec.times("offered").extend(arr.tolist())
+    rec.times("batches").extend(b_close)
+    done = end <= sc.horizon_ms
+    rec.times("commits").extend(end[done].tolist())
+    # queue level: +1 when a batch closes, −1 when its owner is granted the lock
+    ev_t = np.concatenate((b_close_arr, grant[np.isfinite(grant)]))
+    ev_d = np.concatenate((np.ones(n_b), -np.ones(int(np.isfinite(grant).sum()))))
+    o = np.lexsort((-ev_d, ev_t))
+    levels = np.cumsum(ev_d[o])
+    level = rec.level
+    for t, v in zip(ev_t[o].tolist(), levels.astype(np.int64).tolist(), strict=True):
+        level("queue", t, v)
+    end_done = np.where(done, end, np.inf)
+    row_end = np.where(row_batch >= 0, end_done[np.maximum(row_batch, 0)], np.inf) if n_b else np.full(len(arr), np.inf)
+    committed = np.isfinite(row_end)
+    in_time = committed & (row_end - arr <= sc.timeout_ms)
+    late = committed & ~in_time
+    rec.times("goodput").extend(row_end[in_time].tolist())
+    rec.times("wasted").extend(row_end[late].tolist())
+    rec.close(sc.horizon_ms)
+    led = sim.Ledger(arrived=len(arr), served=int(in_time.sum()), timed_out=int(late.sum()),
+                     in_system=int((~committed).sum()), extra={"wasted": int(late.sum())})
+    fin = np.flatnonzero(done)
+    fin = fin[np.argsort(end[fin], kind="stable")]
+    intervals = [(sc.owner_names[b_owner[k]], grant_l[k], end_l[k]) for k in fin.tolist()]
+    queue_end = int(n_b - np.isfinite(grant).sum())
+    status = sim.RunStatus(t_end_ms=sc.horizon_ms, events=int(len(arr) + n_b + done.sum()), truncated=False)
+    return LockRun(scenario=sc, seed=s, windows=rec.arrays(), ledger=led, intervals=intervals, status=status,
+                   queue_end=queue_end)
 
 
 # =========================================================================== widget and fixes
@@ -898,6 +1393,65 @@ def explore(
     plot_owner_view(view)
     plt.show()
     return view
+
+
+def plot_band_map(shared: LockScenario, per_owner: LockScenario, shared_verdicts: Sequence[BandVerdict],
+                  per_owner_verdicts: Sequence[tuple[float, BandVerdict]], axes=None):
+    """Where "dormant, then the peak tips it" holds, closed forms against the simulation.
+
+    Left, the seed's shared batcher: normal load (linear, zoomed) against the share of seeds that
+    show both (markers), with the closed-form band (shaded: with queueing variability; dashed: the
+    fluid edges). Right, per-owner batchers: normal load against the share of users in C's region,
+    both axes logarithmic, the same two bands, and each simulated point annotated with its count
+    of seeds. Dotted: above it, even one owner in B would not carry the peak."""
+    from . import plotting
+
+    if axes is None:
+        _, axes = plotting.new_figure(1, 2, height=3.6, gridspec_kw={"width_ratios": [1, 3]}, layout="constrained")
+    left, right = axes
+    shade = dict(color=plotting.COLORS["owner_c"], alpha=0.3, lw=0)
+    fluid = dict(color=plotting.COLORS["formula"], ls="--", lw=1.2)
+    one_limit = critical_rate_per_s(replace(shared, owners_ms=shared.owners_ms[:1],
+                                            owner_names=shared.owner_names[:1])) / shared.peak_factor
+    lo, hi = seed_band(shared, variability=True)
+    left.axhspan(lo, hi, **shade)
+    for y in seed_band(shared):
+        left.axhline(y, **fluid)
+    left.plot([v.both / v.n for v in shared_verdicts], [v.rate_per_s for v in shared_verdicts], "o",
+              color=plotting.COLORS["capacity"], ms=6)
+    for v in shared_verdicts:
+        left.annotate(f"{v.both}/{v.n}", (v.both / v.n, v.rate_per_s), xytext=(4, 2), textcoords="offset points",
+                      fontsize=7, ha="right" if v.both > v.n / 2 else "left")
+    loads = [v.rate_per_s for v in shared_verdicts]
+    left.set_ylim(min(min(loads), lo) * 0.96, max(max(loads), hi) * 1.04)
+    left.set_xlim(-0.08, 1.08)
+    left.set_xticks([0, 0.5, 1])
+    left.set_xlabel("share of seeds with both")
+    left.set_ylabel("normal load (user requests/s)")
+    left.text(0.95, 0.03, "shared batcher\n(the seed's)", transform=left.transAxes, va="bottom", ha="right",
+              fontsize=8, bbox=dict(facecolor="white", alpha=0.85, lw=0))
+    cs = np.geomspace(1e-3, 0.7, 40)
+    var = np.array([seed_band(replace(per_owner, split=(1 - c, c)), variability=True) for c in cs])
+    flu = np.array([seed_band(replace(per_owner, split=(1 - c, c))) for c in cs])
+    right.fill_between(cs, var[:, 0], var[:, 1], **shade, label="closed form with queueing variability")
+    right.plot(cs, flu[:, 0], **fluid, label="fluid closed form (ρ = 1 at normal load or at the peak)")
+    right.plot(cs, flu[:, 1], **fluid)
+    right.axhline(one_limit, color=plotting.COLORS["formula"], ls=":", lw=1.5,
+                  label="above: one owner in B would not carry the peak either")
+    for c, v in per_owner_verdicts:
+        right.plot([c], [v.rate_per_s], "o", color=plotting.COLORS["capacity"], ms=6)
+        right.annotate(f"{v.both}/{v.n}", (c, v.rate_per_s), xytext=(5, 3), textcoords="offset points", fontsize=7)
+    right.plot([], [], "o", color=plotting.COLORS["capacity"], ms=6,
+               label="simulated: seeds dormant, then tipped (of 20)")
+    right.set_xscale("log")
+    right.set_yscale("log")
+    right.set_xlim(cs[0], cs[-1])
+    right.set_ylim(40, 2000)
+    right.set_ylabel("normal load (user requests/s)")
+    right.set_xlabel("share of users in C's region (per-owner batchers)")
+    right.text(0.97, 0.97, "per-owner batchers", transform=right.transAxes, va="top", ha="right", fontsize=8)
+    right.legend(loc="lower left", fontsize=7)
+    return axes
 
 
 def plot_transient(run: TransientRun, ax=None):

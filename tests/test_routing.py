@@ -284,6 +284,115 @@ def test_lock_ledger_balances_and_run_is_bounded(rate, peak, owners, max_rows, m
     assert run.queue_end >= 0 and np.all(run.windows["queue"] >= -1e-9)
 
 
+# --------------------------------------------------------------------------- 4b. batcher models
+def _same_run(a, b):
+    assert a.ledger.as_dict() == b.ledger.as_dict()
+    assert all(np.array_equal(a.windows[k], b.windows[k]) for k in a.windows)
+    assert a.intervals == b.intervals and a.queue_end == b.queue_end
+
+
+@pytest.mark.parametrize("sc", [
+    replace(SEED_INCIDENT, horizon_ms=20_000.0, peak_start_ms=10_000.0),
+    replace(routing.ONE_OWNER, horizon_ms=20_000.0),
+    replace(routing.PER_OWNER, horizon_ms=15_000.0, split=(0.9, 0.1)),
+    replace(routing.PER_OWNER, horizon_ms=8_000.0, rate_per_s=3000.0, split=(0.99, 0.01)),
+    replace(routing.PER_OWNER, horizon_ms=8_000.0, rate_per_s=300.0, split=(0.0, 1.0)),
+    replace(SEED_INCIDENT, horizon_ms=3000.0, peak_start_ms=0.0, max_rows=1, max_wait_ms=0.0),
+    replace(SEED_INCIDENT, horizon_ms=3000.0, peak_start_ms=1500.0, max_wait_ms=0.0, owners_ms=(16.0, 16.0, 27.0),
+            owner_names=("a", "b", "c")),
+], ids=["shared", "one", "per_owner_10", "per_owner_sat", "per_owner_c_only", "rows1", "three_owners"])
+def test_fast_engine_gives_the_simpy_run(sc):
+    _same_run(routing.simulate_lock(sc, seed=5), routing.simulate_lock(sc, seed=5, engine="fast"))
+
+
+def test_per_owner_with_every_user_in_one_region_is_that_owner_alone():
+    for split, alone in [((1.0, 0.0), routing.ONE_OWNER),
+                         ((0.0, 1.0), replace(SEED_INCIDENT, owners_ms=(27.0,), owner_names=("C owner",)))]:
+        sc = replace(routing.PER_OWNER, split=split, horizon_ms=40_000.0)
+        ref = replace(alone, horizon_ms=40_000.0)
+        for engine in ("simpy", "fast"):
+            _same_run(routing.simulate_lock(sc, seed=2, engine=engine), routing.simulate_lock(ref, seed=2, engine=engine))
+        assert routing.lock_utilisation(sc, 600.0) == pytest.approx(routing.lock_utilisation(ref, 600.0))
+        assert routing.critical_rate_per_s(sc) == pytest.approx(routing.critical_rate_per_s(ref), rel=1e-9)
+
+
+def test_shared_batcher_closed_forms_are_the_seeds_arithmetic():
+    sc = SEED_INCIDENT
+    # one batcher dealing in turn: ρ = r(λ) · mean(N) / 1000, the edge where r(λ) = 1000 / 21.5
+    assert routing.lock_utilisation(sc, 600.0) == pytest.approx(capacity.batcher_batch_rate(600.0) * 21.5 / 1000)
+    star = routing.critical_rate_per_s(sc)
+    assert capacity.batcher_batch_rate(star) == pytest.approx(capacity.alternating_owners_tps([16, 27]), rel=1e-6)
+    lo, hi = routing.seed_band(sc)
+    assert lo == pytest.approx(hi / 1.2) and lo < sc.rate_per_s < hi
+    assert routing.timeout_queue(sc) == pytest.approx(capacity.timeout_queue_length(200, 21.5, 20))
+    # the variability band sits inside the fluid one (waits time out before the lock falls behind)
+    vlo, vhi = routing.seed_band(sc, variability=True)
+    assert vhi < hi and vlo < lo
+
+
+def test_per_owner_utilisation_is_the_sum_over_owners_and_grows_with_cs_share():
+    rhos = []
+    for c in (0.0, 0.01, 0.1, 0.3, 0.5):
+        sc = replace(routing.PER_OWNER, split=(1 - c, c))
+        r = routing.owner_batch_rates(sc, 600.0)
+        assert r[0] == pytest.approx(capacity.batcher_batch_rate((1 - c) * 600.0))
+        assert r[1] == pytest.approx(capacity.batcher_batch_rate(c * 600.0))
+        rhos.append(routing.lock_utilisation(sc, 600.0))
+    assert all(a < b for a, b in zip(rhos, rhos[1:], strict=False))
+    lo, hi = routing.split_band(routing.PER_OWNER, 600.0)
+    for c, inside in [(lo * 0.9, False), ((lo + hi) / 2, True), (hi * 1.1, False)]:
+        sc = replace(routing.PER_OWNER, split=(1 - c, c))
+        assert (routing.lock_utilisation(sc, 600.0) < 1 <= routing.lock_utilisation(sc, 720.0)) == inside
+
+
+@pytest.mark.parametrize("split, rate", [((0.5, 0.5), 3000.0), ((0.99, 0.01), 2000.0), ((0.9, 0.1), 3000.0),
+                                         ((1.0, 0.0), 3000.0)])
+def test_region_split_lock_throughput_matches_closed_form(split, rate):
+    sc = replace(routing.PER_OWNER, split=split, rate_per_s=rate, peak_factor=1.0, horizon_ms=60_000.0)
+    run = routing.simulate_lock(sc, seed=1, engine="fast")
+    closed = routing.lock_throughput_closed(routing.owner_batch_rates(sc, rate), sc.owners_ms)
+    # saturated lock: measured merged commits/s within 1.5% of the water-filling total
+    assert run.rate_per_s("commits", 5, 60) == pytest.approx(closed.sum(), rel=0.015)
+    # each owner within 5% of its share (an unsaturated owner's own batch stream varies by a few %)
+    per_owner = [sum(1 for o, s, _ in run.intervals if o == name and s >= 5000.0) / 55.0 for name in sc.owner_names]
+    assert per_owner == pytest.approx(list(closed), rel=0.05, abs=0.3)
+    # and the lock is never idle: Σ commits × N fills the time
+    assert np.dot(per_owner, sc.owners_ms) == pytest.approx(1000.0, rel=0.01)
+
+
+def test_lock_throughput_closed_properties():
+    assert routing.lock_throughput_closed([100, 100], [16, 27]) == pytest.approx([1000 / 43] * 2)
+    assert routing.lock_throughput_closed([10, 10], [16, 27]) == pytest.approx([10, 10])  # fits: all served
+    x = routing.lock_throughput_closed([200, 5], [16, 27])
+    assert x[1] == pytest.approx(5) and x[0] == pytest.approx((1000 - 5 * 27) / 16)
+    assert np.dot(x, [16, 27]) == pytest.approx(1000)
+
+
+HALF = replace(routing.PER_OWNER, split=(0.5, 0.5))
+
+
+@pytest.mark.parametrize("sc, lam, expect", [
+    (SEED_INCIDENT, 560.0, "both"),      # inside both closed-form bands (fluid 519–623, variability 510–613)
+    (SEED_INCIDENT, 720.0, "not dormant"),  # ρ = 1.02 at normal load
+    (SEED_INCIDENT, 400.0, "not tipped"),   # the peak, 480/s, fits with room
+    (HALF, 40.0, "not tipped"),          # half-half per-owner: the peak, 48/s, is below both bands
+    (HALF, 110.0, "not dormant"),        # above the fluid edge (87/s)
+], ids=["shared_inside", "shared_above", "shared_below", "half_below", "half_above"])
+def test_band_verdicts_far_from_the_edges_agree_with_the_closed_form(sc, lam, expect):
+    lo, hi = routing.seed_band(sc, variability=True)
+    flo, fhi = routing.seed_band(sc)
+    where = {"both": max(lo, flo) < lam < min(hi, fhi), "not dormant": lam > 1.1 * fhi,
+             "not tipped": 1.2 * lam < 0.95 * min(hi, fhi)}
+    assert where[expect]  # the load is where the closed forms say
+    v = routing.band_verdicts(sc, [lam], seeds=10, duration_s=30.0)[0]  # 10 seeds of 30 s
+    if expect == "both":
+        assert v.both == v.n
+    elif expect == "not dormant":
+        assert v.dormant == 0
+    else:
+        assert v.tipped == 0 and v.dormant == v.n
+
+
 # --------------------------------------------------------------------------- bad input
 @pytest.mark.parametrize(
     "call, name",
@@ -310,6 +419,15 @@ def test_lock_ledger_balances_and_run_is_bounded(rate, peak, owners, max_rows, m
         (lambda: routing.LockScenario(timeout_ms=0.0), "timeout_ms"),
         (lambda: routing.LockScenario(max_wait_ms=-1.0), "max_wait_ms"),
         (lambda: routing.simulate_lock(SEED_INCIDENT, seed=1.5), "seed"),
+        (lambda: routing.simulate_lock(SEED_INCIDENT, seed=-1, engine="fast"), "seed"),
+        (lambda: routing.simulate_lock(SEED_INCIDENT, engine="turbo"), "engine"),
+        (lambda: routing.LockScenario(batchers="two"), "batchers"),
+        (lambda: routing.LockScenario(split=(0.5, 0.5)), "split"),
+        (lambda: routing.LockScenario(batchers="per_owner", split=(0.5, 0.6)), "split"),
+        (lambda: routing.LockScenario(batchers="per_owner", split=(1.0,)), "split"),
+        (lambda: routing.LockScenario(batchers="per_owner", split=(1.5, -0.5)), "split[0]"),
+        (lambda: routing.lock_throughput_closed([1.0], [16.0, 27.0]), "demands_per_s"),
+        (lambda: routing.band_verdicts(SEED_INCIDENT, [600.0], seeds=0), "seeds"),
         (lambda: routing.explore(n_b=0, n_c=0), "n_b + n_c"),
         (lambda: routing.stable_hash(123), "key"),
     ],
@@ -384,5 +502,10 @@ def test_exercises_accept_the_computed_answers_and_reject_others():
     assert not check("03.remap_modulo_12", 1 / 12).ok
     assert check("03.backlog_seconds", ex.backlog_seconds()).ok
     assert not check("03.backlog_seconds", 2 * ex.backlog_seconds()).ok
+    assert not check("03.backlog_seconds", ex.backlog_seconds_seed_rule()).ok  # M/N leaves out T and N
+    # the threshold is (M − T − N̄)/N̄ = 7.37 batches, below the seed's M/N = 9.30
+    assert ex.backlog_seconds() < ex.backlog_seconds_seed_rule()
+    assert check("03.per_owner_critical_rate", ex.per_owner_critical_rate()).ok
+    assert not check("03.per_owner_critical_rate", routing.critical_rate_per_s(SEED_INCIDENT)).ok
     assert check("03.global_c_owner_tps", 1000 / 27).ok
     assert not check("03.global_c_owner_tps", 62.5).ok

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from .. import capacity, routing
 from ..exercises import as_number, close_to, exercise
 
@@ -15,13 +17,28 @@ def owners_three_dcs() -> int:
 
 
 def backlog_seconds() -> float:
-    """Seconds for the two-owner backlog to reach the critical queue M / mean(N) at the peak."""
+    """Seconds for the two-owner backlog to reach the timeout threshold (M − T − N̄)/N̄ at the peak."""
+    sc = routing.SEED_INCIDENT
+    mean_batch_ms = sum(sc.owners_ms) / len(sc.owners_ms)
+    growth = capacity.queue_growth_rate(
+        routing.demand_batches_per_s(sc, peak=True), 0.0, capacity.alternating_owners_tps(sc.owners_ms)
+    )
+    return capacity.timeout_queue_length(sc.timeout_ms, mean_batch_ms, sc.max_wait_ms) / growth
+
+
+def backlog_seconds_seed_rule() -> float:
+    """The same with the seed's M/N: the answer of someone who leaves out T and the request's own N."""
     sc = routing.SEED_INCIDENT
     mean_batch_ms = sum(sc.owners_ms) / len(sc.owners_ms)
     growth = capacity.queue_growth_rate(
         routing.demand_batches_per_s(sc, peak=True), 0.0, capacity.alternating_owners_tps(sc.owners_ms)
     )
     return capacity.critical_queue_length(sc.timeout_ms, mean_batch_ms) / growth
+
+
+def per_owner_critical_rate() -> float:
+    """Per-owner batchers, 10% of users in C: the load where the lock's utilisation reaches 1."""
+    return routing.critical_rate_per_s(replace(routing.PER_OWNER, split=(0.9, 0.1)))
 
 
 @exercise("03.owners_three_dcs")
@@ -50,8 +67,23 @@ def _remap_modulo_12(answer):
 
 @exercise("03.backlog_seconds")
 def _backlog_seconds(answer):
+    a = as_number(answer)
+    if a is not None and abs(a - backlog_seconds_seed_rule()) < 0.03 * backlog_seconds_seed_rule():
+        return False, ("That is the seed's M/N. A request also waits up to T in the batcher and then for its own "
+                       "commit: use (M − T − N)/N.")
     return close_to(answer, backlog_seconds(), rel=0.05, unit="s",
-                    hint="Critical queue M / mean batch time, divided by demand − capacity in batches/s.")
+                    hint="Threshold (M − T − N)/N with N the mean batch time, divided by demand − capacity in batches/s.")
+
+
+@exercise("03.per_owner_critical_rate")
+def _per_owner_critical_rate(answer):
+    a = as_number(answer)
+    shared = routing.critical_rate_per_s(routing.SEED_INCIDENT)
+    if a is not None and abs(a - shared) < 0.03 * shared:
+        return False, ("That is the shared batcher's edge. Per owner, each region's stream has its own batcher: "
+                       "r(0.9λ)·16 + r(0.1λ)·27 = 1000.")
+    return close_to(answer, per_owner_critical_rate(), rel=0.02, unit="requests/s",
+                    hint="Solve r(0.9λ)·16 + r(0.1λ)·27 = 1000 for λ (r = capacity.batcher_batch_rate), e.g. by bisection.")
 
 
 @exercise("03.global_c_owner_tps")
