@@ -39,7 +39,8 @@ limit per run (``limit_from_ms`` with ``fix_row_limit``); ``row_limit`` puts a l
 from the start.
 
 Ledgers: records ``created = completed + pending + cancelled`` (:class:`RecordLedger`; a pending
-record older than ``order_expiry_ms`` is cancelled when the batch reaches it) and business queries
+record older than ``order_expiry_ms`` is cancelled when the batch reaches it - our assumption, the
+seed names no expiry; until then it stays in the table and in every scan) and business queries
 ``arrived = served + timed_out + rejected + in_system`` (:class:`hotkeylab.sim.Ledger`; rejected =
 refused during a failover or killed by one).
 
@@ -93,7 +94,11 @@ __all__ = [
     "scan_timeout_backlog",
     "overlapping_runs",
     "detection_ms",
+    "starve_scans",
     "starve_backlog",
+    "steady_scan",
+    "drain_ages_ms",
+    "drain_cancelled",
     "collapse_backlog",
     "largest_safe_row_limit",
     "drain_time_s",
@@ -105,6 +110,7 @@ __all__ = [
     "plot_fixes",
     "plot_scan_vs_backlog",
     "plot_consumption",
+    "plot_business_loss",
     "explore",
     "explore_controls",
 ]
@@ -214,18 +220,18 @@ class Scenario:
 
 
 SEED_INCIDENT = Scenario(
-    orders_per_s=600.0,  # "库存hotKey" - the hot key of notebooks 01-04 (600/s, assumed)
+    orders_per_s=600.0,  # "库存hotKey" - an inventory hot key (600/s: notebook 04's assumed rate, reused)
     normal_pending_share=0.001,  # "批处理只考虑了处理正常偶发性pending的情况" (0.1 %, assumed)
     stockout_ms=60_000.0,  # "库存hotKey没有及时补充" (runs out at 1 min, assumed)
     replenish_ms=600_000.0,  # "hotKey补充完毕后" - replenished, but too late (10 min, assumed)
-    order_expiry_ms=1_800_000.0,  # an order pending for 30 min is cancelled (assumed)
+    order_expiry_ms=1_800_000.0,  # (ours: the seed names no expiry) a record pending 30 min is cancelled
     batch_period_ms=30_000.0,  # "反复批处理" - a run every period (30 s, assumed)
     batch_timeout_ms=30_000.0,  # "批处理在有效时间内无法完成处理" - its window (30 s, assumed)
     scan_range_ms=86_400_000.0,  # "之前只加了时间范围" - a time range, the last day (assumed)
     row_limit=0,  # "(之前只加了时间范围…)" - no row limit per run
     scan_fixed_ms=100.0,  # a scan's fixed cost (assumed)
     scan_ms_per_row=1.0,  # "批处理扫描数据库超时" - cost per row read (1 ms, assumed)
-    process_ms_per_row=capacity.lock_hold_ms(0.5),  # one retry on the hot key: 2.9 ms (notebook 01)
+    process_ms_per_row=capacity.lock_hold_ms(0.5),  # one retry: the seed's first-incident transaction, 2.9 ms (ours)
     chunk_rows=200,  # rows retried per transaction (assumed)
     db_slots=8,  # "数据库整体被拖垮" - the primary runs 8 queries at once (assumed)
     business_per_s=20.0,  # "主库挂了导致其它业务也不可用" - other business (2 slots busy, assumed)
@@ -405,6 +411,18 @@ def detection_ms(sc: Scenario) -> float:
     return (sc.health_failures - 1) * sc.health_interval_ms + sc.health_timeout_ms
 
 
+def starve_scans(db_slots: int, business_slots: float) -> int:
+    """Slow scans at once from which the other business loses queries: ``c − ⌊ρ⌋``.
+
+    The business offers a load of ρ slots (queries/s × mean work). A pool of ``m`` slots keeps
+    its queue short only while ``m > ρ``; at ``m ≤ ρ`` it runs at 100 % or more and its queue
+    grows until clients time out. With ``n`` scans holding slots the business has ``c − n``, so
+    it loses queries once ``c − n ≤ ρ``, i.e. ``n ≥ c − ⌊ρ⌋``."""
+    c = check_int("db_slots", db_slots, low=1)
+    load = check_number("business_slots", business_slots, low=0.0)
+    return max(0, c - math.floor(load + 1e-9))
+
+
 def starve_backlog(
     db_slots: int,
     business_slots: float,
@@ -412,16 +430,34 @@ def starve_backlog(
     scan_fixed_ms: float = 100.0,
     scan_ms_per_row: float = 1.0,
 ) -> float:
-    """The backlog from which the slow scans leave the other business fewer slots than its load for
-    part of every period: the pile peaks at ``⌈scan / period⌉`` scans, so this happens once
-    ``scan > (slots − load − 1) × period``, i.e. ``((slots − load − 1) × period − a) / s``. Past
-    it the business's queries queue for a slot and time out, although the primary is still "up"."""
-    c = check_int("db_slots", db_slots, low=1)
-    load = check_number("business_slots", business_slots, low=0.0)
+    """The backlog from which the slow scans make the other business lose queries in part of
+    every period, while the primary is still "up".
+
+    One scan starts every period ``P`` and each lasts ``S``, so the count at once peaks at
+    ``⌈S/P⌉``. The business loses queries once that peak reaches :func:`starve_scans`,
+    ``n* = c − ⌊ρ⌋``: ``⌈S/P⌉ ≥ n*`` ⇔ ``S > (n* − 1) P``; with ``S = a + s B``,
+    ``B > ((c − ⌊ρ⌋ − 1) P − a) / s``."""
+    n = starve_scans(db_slots, business_slots)
     p = check_number("batch_period_ms", batch_period_ms, low=0.0, low_open=True)
     a = check_number("scan_fixed_ms", scan_fixed_ms, low=0.0)
     s = check_number("scan_ms_per_row", scan_ms_per_row, low=0.0)
-    return INF if s == 0 else max(0.0, ((c - load - 1) * p - a) / s)
+    return INF if s == 0 else max(0.0, ((n - 1) * p - a) / s)
+
+
+def steady_scan(sc: Scenario, scan_ms: float, periods: int = 10) -> tuple[Scenario, float]:
+    """A scenario whose backlog stays constant (no stockout, no run ever finishes its scan before
+    its timeout, so nothing is consumed) and whose scan takes ``scan_ms``, with the start of its
+    steady state: the pile of scans is complete after one period plus one scan, rounded up to
+    whole periods; the horizon adds ``periods`` periods. Returns ``(scenario, steady_from_ms)``."""
+    if not isinstance(sc, Scenario):
+        raise ValueError(f"sc must be a pending_records.Scenario, got {type(sc).__name__}")
+    s = check_number("scan_ms", scan_ms, low=sc.scan_fixed_ms + sc.scan_ms_per_row, high=1e8)
+    n = check_int("periods", periods, low=1, high=10_000)
+    p = sc.batch_period_ms
+    start = math.ceil((p + s) / p) * p
+    backlog = round((s - sc.scan_fixed_ms) / sc.scan_ms_per_row) if sc.scan_ms_per_row > 0 else 0
+    out = replace(sc, stockout_ms=INF, replenish_ms=INF, initial_backlog=int(backlog), horizon_ms=start + n * p)
+    return out, start
 
 
 def collapse_backlog(
@@ -469,6 +505,43 @@ def drain_time_s(backlog: float, row_limit: int, batch_period_ms: float, product
     return INF if net <= 0 else b / net
 
 
+def drain_ages_ms(sc: Scenario, drain_from_ms: float, row_limit: int) -> tuple[float, float]:
+    """Ages (ms) at which a row-limited drain reaches the first and the last record of the stockout.
+
+    The stockout leaves records at ``λ`` = ``orders_per_s`` from ``t_s`` to ``t_r``; from
+    ``t_0 = drain_from_ms`` the batch removes ``r = k / P`` rows/s, oldest first. The record made
+    at ``t`` is reached when the ``λ (t − t_s)`` rows ahead of it are gone, at
+    ``t_0 + λ (t − t_s) / r``: its age then is ``A(t) = t_0 − t + λ (t − t_s) / r``, linear in ``t``.
+    (The few in-stock pending records made before ``t_s`` are ignored.)"""
+    if not isinstance(sc, Scenario):
+        raise ValueError(f"sc must be a pending_records.Scenario, got {type(sc).__name__}")
+    if not (math.isfinite(sc.stockout_ms) and math.isfinite(sc.replenish_ms)):
+        raise ValueError(f"sc.stockout_ms and sc.replenish_ms must be finite, got {sc.stockout_ms!r}, {sc.replenish_ms!r}")
+    t0 = check_number("drain_from_ms", drain_from_ms, low=sc.replenish_ms, high=1e10)
+    k = check_int("row_limit", row_limit, low=1)
+    r = k / sc.batch_period_ms  # rows/ms
+    lam = sc.orders_per_s / 1000.0
+    ts, tr = sc.stockout_ms, sc.replenish_ms
+    return t0 - ts, t0 - tr + lam * (tr - ts) / r
+
+
+def drain_cancelled(sc: Scenario, drain_from_ms: float, row_limit: int) -> float:
+    """Records of the stockout cancelled rather than completed by the drain: those whose age when
+    reached, :func:`drain_ages_ms`, exceeds ``order_expiry_ms`` (an assumption of ours). ``A`` is
+    linear between its first and last value, so the cancelled share of the ``λ (t_r − t_s)``
+    records is the share of that line above the expiry."""
+    first, last = drain_ages_ms(sc, drain_from_ms, row_limit)
+    e = sc.order_expiry_ms
+    n = sc.orders_per_s * (sc.replenish_ms - sc.stockout_ms) / 1000.0
+    if math.isinf(e):
+        return 0.0
+    if first == last:
+        return n if first > e else 0.0
+    x = (e - first) / (last - first)  # where A crosses the expiry, as a share of the stockout
+    above = 1.0 - min(1.0, max(0.0, x)) if last > first else min(1.0, max(0.0, x))
+    return n * above
+
+
 def failover_cycle_ms(sc: Scenario) -> float:
     """About how long a fresh primary lives, plus its failover, when every scan outlasts
     ``slots × period``: the first run starts on average half a period after the promotion, the
@@ -496,6 +569,7 @@ def closed_forms(sc: Scenario = SEED_INCIDENT) -> dict:
         "normal_batch_ms": batch_time_ms(sc.normal_pending_per_s * sc.batch_period_ms / 1000, 0, a, s, p),
         "max_backlog_per_run": max_backlog_per_run(sc.batch_timeout_ms, a, s, p),
         "scan_timeout_backlog": scan_timeout_backlog(sc.batch_timeout_ms, a, s),
+        "starve_scans": starve_scans(sc.db_slots, sc.business_slots),
         "starve_backlog": starve_backlog(sc.db_slots, sc.business_slots, sc.batch_period_ms, a, s),
         "detection_ms": detection_ms(sc),
         "collapse_backlog": collapse_backlog(sc.db_slots, sc.batch_period_ms, a, s, detection_ms(sc)),
@@ -998,6 +1072,16 @@ class Run:
         offered = w["offered"][sel].sum()
         return float(w["served"][sel].sum() / offered) if offered > 0 else math.nan
 
+    def lost_share(self, from_ms: float = 0.0, to_ms: float = INF) -> float:
+        """Share of the business windows' queries that timed out or were refused between
+        ``from_ms`` and ``to_ms`` (nan if none arrived)."""
+        w = self.windows
+        t = w["t"] * 1000.0
+        sel = (t >= from_ms) & (t < to_ms)
+        offered = w["offered"][sel].sum()
+        lost = w["timeouts"][sel].sum() + w["rejected"][sel].sum()
+        return float(lost / offered) if offered > 0 else math.nan
+
     def summary(self) -> dict:
         outcomes = [r.outcome for r in self.runs]
         done = [r for r in self.runs if r.outcome == "done"]
@@ -1168,7 +1252,8 @@ def plot_timeline(run: Run, axes=None):
     a1.plot(t, w["slow_sql"], color=COLORS["queue"], label="slow scans on the primary")
     a1.axhline(sc.db_slots, color=COLORS["capacity"], ls="--", lw=1.5, label=f"slots ({sc.db_slots})")
     a1.axhline(
-        sc.db_slots - sc.business_slots, color=COLORS["capacity"], ls=":", lw=1.5, label="slots − business load"
+        starve_scans(sc.db_slots, sc.business_slots), color=COLORS["capacity"], ls=":", lw=1.5,
+        label="from here the business loses queries",
     )
     decorate(a1, ylabel="slow scans", legend=False, ylim=(0, None))
     a2.plot(t, w["offered"], color=COLORS["offered"], lw=1.2, label="business queries")
@@ -1335,6 +1420,27 @@ def plot_consumption(sc: Scenario, backlogs, row_limit: int | None = None, ax=No
     ax.set_yscale("log")
     decorate(ax, xlabel="pending records (k rows)", ylabel="rows/s", legend=False, xlim=(0, b.max() / 1000))
     ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=8)
+    return ax
+
+
+def plot_business_loss(scan_ms, lost, sc: Scenario = SEED_INCIDENT, ax=None):
+    """The other business's lost share (timed out or refused, in %) against the scan time (s) at a
+    constant backlog: ``lost`` has one row per scan time and one column per seed (line: mean,
+    band: min to max over the seeds). Dotted: the closed form's threshold ``(c − ⌊ρ⌋ − 1) P``."""
+    x = np.asarray([check_number("scan_ms", v, low=0.0) for v in scan_ms], dtype=float) / 1000
+    y = 100 * np.asarray(lost, dtype=float)
+    if y.ndim != 2 or y.shape[0] != len(x):
+        raise ValueError(f"lost must have one row per scan time ({len(x)}), got shape {y.shape}")
+    if ax is None:
+        _, ax = new_figure(height=3.0)
+    ax.fill_between(x, y.min(axis=1), y.max(axis=1), color=COLORS["timeouts"], alpha=0.25, lw=0,
+                    label=f"min to max over {y.shape[1]} seeds")
+    ax.plot(x, y.mean(axis=1), color=COLORS["timeouts"], marker="o", ms=4, label="mean")
+    n = starve_scans(sc.db_slots, sc.business_slots)
+    ax.axvline((n - 1) * sc.batch_period_ms / 1000, color=COLORS["capacity"], ls=":", lw=1.5,
+               label=f"closed form: (c − ⌊ρ⌋ − 1) P, {n} scans at the peak")
+    decorate(ax, xlabel="scan time S (s)", ylabel="business queries lost (%)", legend=False, ylim=(0, None))
+    ax.legend(loc="upper left", fontsize=8)
     return ax
 
 

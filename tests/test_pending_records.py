@@ -104,6 +104,13 @@ def test_bad_scenario_raises_naming_the_parameter(field, value):
         (lambda: pr.scan_timeout_backlog(100, scan_ms_per_row=-1), "scan_ms_per_row"),
         (lambda: pr.overlapping_runs(10, 0), "batch_period_ms"),
         (lambda: pr.collapse_backlog(0, 1000), "db_slots"),
+        (lambda: pr.starve_scans(8, -1.0), "business_slots"),
+        (lambda: pr.starve_backlog(8, 2.0, 0.0), "batch_period_ms"),
+        (lambda: pr.steady_scan(SC, 50.0), "scan_ms"),
+        (lambda: pr.steady_scan(SC, 150_000.0, periods=0), "periods"),
+        (lambda: pr.drain_ages_ms(SC, 0.0, 5000), "drain_from_ms"),
+        (lambda: pr.drain_ages_ms(pr.HEALTHY, 1e6, 5000), "stockout_ms"),
+        (lambda: pr.drain_cancelled(SC, 1e6, 0), "row_limit"),
         (lambda: pr.largest_safe_row_limit(1000, safety=0), "safety"),
         (lambda: pr.drain_time_s(10, 0, 1000), "row_limit"),
         (lambda: pr.failover_cycle_ms(None), "sc"),
@@ -291,13 +298,56 @@ def test_failover_threshold_is_slots_minus_one_periods_plus_detection():
         assert len(_steady(fill + SC.health_interval_ms + 1000, seed).failovers_ms) >= 1
 
 
-def test_business_starves_before_any_failover():
-    """Below the starve backlog the business keeps >= 99 % in time; with a mean pile above
-    slots − load it loses more than 10 %, and the primary is never failed over."""
-    starve = pr.starve_backlog(SC.db_slots, SC.business_slots, SC.batch_period_ms) + SC.scan_fixed_ms
-    fine, bad = _steady(starve - 5000), _steady((SC.db_slots - SC.business_slots) * SC.batch_period_ms + 5000)
-    assert fine.availability(300_000) > 0.99
-    assert bad.availability(300_000) < 0.9 and len(bad.failovers_ms) == 0
+def test_starve_scans_counts_whole_slots():
+    """The business loses queries once the slots left, c − n, are no more than its load ρ:
+    n ≥ c − ⌊ρ⌋ (a pool of m ≤ ρ slots runs at 100 % or more)."""
+    assert pr.starve_scans(8, 2.0) == 6 and pr.starve_scans(8, 2.5) == 6 and pr.starve_scans(8, 1.5) == 7
+    assert pr.starve_scans(8, 0.0) == 8 and pr.starve_scans(2, 5.0) == 0
+    # S > (n* − 1) P, stated once: starve_backlog is that scan time less a, over s
+    for load in (1.5, 2.0, 2.5):
+        n = pr.starve_scans(SC.db_slots, load)
+        b = pr.starve_backlog(SC.db_slots, load, SC.batch_period_ms, SC.scan_fixed_ms, SC.scan_ms_per_row)
+        assert SC.scan_fixed_ms + SC.scan_ms_per_row * b == pytest.approx((n - 1) * SC.batch_period_ms)
+    assert pr.closed_forms(SC)["starve_backlog"] == pytest.approx(5 * SC.batch_period_ms - SC.scan_fixed_ms)
+
+
+@pytest.mark.parametrize("business_per_s", [15.0, 20.0, 25.0])  # loads of 1.5, 2 and 2.5 slots
+def test_starve_threshold_is_where_the_simulation_flips(business_per_s):
+    """Counted over 20 seeds: with the scan time a sixth of a period below the closed form's
+    threshold the business loses little; a third of a period above it, at least 3 x that plus
+    0.1 point, in every seed. (Just above the threshold the lossy part of each period is short and
+    the loss grows from zero, hence the wider step above; at an integer load the pool left is at
+    exactly 100 %, where the loss grows slowest.) No failover in any of these runs."""
+    sc0 = replace(SC, business_per_s=business_per_s)
+    n = pr.starve_scans(sc0.db_slots, sc0.business_slots)
+    thr = sc0.scan_fixed_ms + sc0.scan_ms_per_row * pr.starve_backlog(
+        sc0.db_slots, sc0.business_slots, sc0.batch_period_ms, sc0.scan_fixed_ms, sc0.scan_ms_per_row
+    )
+    assert thr == pytest.approx((n - 1) * sc0.batch_period_ms)
+    flips = 0
+    for seed in range(20):
+        lost = []
+        for scan_ms in (thr - sc0.batch_period_ms / 6, thr + sc0.batch_period_ms / 3):
+            sc, start = pr.steady_scan(sc0, scan_ms)
+            run = pr.simulate(sc, seed)
+            assert len(run.failovers_ms) == 0
+            lost.append(run.lost_share(start))
+        flips += lost[1] > 3 * lost[0] + 0.001
+    assert flips == 20
+
+
+def test_business_is_whole_below_the_starve_threshold():
+    """At the preset (an integer load) the business loses under 0.2 % below the threshold in
+    20/20 seeds, and the loss rises with the scan time above it."""
+    thr = (pr.starve_scans(SC.db_slots, SC.business_slots) - 1) * SC.batch_period_ms
+    for seed in range(20):
+        sc, start = pr.steady_scan(SC, thr - SC.batch_period_ms / 6)
+        assert pr.simulate(sc, seed).lost_share(start) < 0.002
+    means = []
+    for scan_ms in (thr + 5000, thr + 15_000, thr + 35_000):
+        sc, start = pr.steady_scan(SC, scan_ms)
+        means.append(np.mean([pr.simulate(sc, seed).lost_share(start) for seed in range(5)]))
+    assert means[0] < means[1] < means[2]
 
 
 # --------------------------------------------------------------------------- failovers
@@ -351,6 +401,41 @@ def test_each_fix_in_the_seeds_order(fixes):
     assert len(prevented.failovers_ms) == 0 and prevented.peak_slow_sql == 1
     assert prevented.summary()["max_done_run_ms"] <= bound * 1.05
     assert prevented.records.pending < 1000
+
+
+def _fix_with_expiry(name, expiry_ms):
+    return pr.simulate(replace(pr.fix_scenarios()[name], order_expiry_ms=expiry_ms), seed=0)
+
+
+@pytest.mark.parametrize(
+    "name, drain_from_ms",
+    [("1 + 2 + 3. row limit, drain", pr.FIXES["limit_from_ms"]), ("row limit from the start", SC.replenish_ms)],
+)
+@pytest.mark.parametrize("expiry_ms", [1_200_000.0, 1_800_000.0, 2_700_000.0, math.inf])
+def test_cancelled_records_match_the_drain_closed_form(name, drain_from_ms, expiry_ms):
+    """Tolerance: 1 % of the stockout's records (the drain removes rows chunk by chunk, not at a
+    constant rate, and the closed form ignores the in-stock pending made before the stockout)."""
+    run = _fix_with_expiry(name, expiry_ms)
+    sc = run.scenario
+    n = sc.orders_per_s * (sc.replenish_ms - sc.stockout_ms) / 1000
+    expect = pr.drain_cancelled(sc, drain_from_ms, pr.FIXES["fix_row_limit"])
+    assert run.records.cancelled == pytest.approx(expect, abs=0.01 * n)
+    run.records.check()
+
+
+def test_expiry_decides_the_ledger_split_not_the_drain(fixes):
+    """The expiry (ours) relabels the records the drain reaches; the drain itself, the failovers
+    and the business are the same with or without it."""
+    name = "1 + 2 + 3. row limit, drain"
+    with_e, without = fixes[name], _fix_with_expiry(name, math.inf)
+    assert np.array_equal(with_e.windows["backlog"], without.windows["backlog"])
+    assert np.array_equal(with_e.failovers_ms, without.failovers_ms)
+    assert with_e.ledger.as_dict() == without.ledger.as_dict()
+    done = lambda r: r.records.extra["completed_by_batch"] + r.records.cancelled  # noqa: E731
+    assert done(with_e) == done(without) and without.records.cancelled == 0
+    assert with_e.records.cancelled > with_e.records.extra["completed_by_batch"]  # the 30-min expiry decides the split
+    first, last = pr.drain_ages_ms(SC, pr.FIXES["limit_from_ms"], pr.FIXES["fix_row_limit"])
+    assert first < SC.order_expiry_ms < last
 
 
 # --------------------------------------------------------------------------- ledgers, determinism, bounds
@@ -507,14 +592,18 @@ def test_widget_draws():
 
 
 def test_exercises_accept_the_computed_answers_and_refuse_others():
-    cf = pr.closed_forms(SC)
+    from hotkeylab.exercise_sets import nb06_pending_records as ex
+
     right = {
-        "06.scan_timeout_backlog": cf["scan_timeout_backlog"],
-        "06.overlap_at_replenish": cf["overlap_at_replenish"],
-        "06.safe_row_limit": pr.largest_safe_row_limit(30_000, 100, 1, SC.process_ms_per_row, 0.8),
-        "06.drain_minutes": pr.drain_time_s(cf["backlog_at_replenish"], 5000, 30_000, 0.6) / 60,
+        "06.scan_timeout_backlog": (ex.scan_timeout_backlog(), 59_900),
+        "06.overlap_at_replenish": (ex.overlap_at_replenish(), (100 + 600 * 240) / 30_000),
+        "06.starve_backlog": (ex.starve_backlog(), (12 - 2 - 1) * 30_000 - 100),
+        "06.safe_row_limit": (ex.safe_row_limit(), 6133),
+        "06.drain_minutes": (ex.drain_minutes(), 324_000 / (100 - 0.6) / 60),
+        "06.cancelled_expiry": (ex.cancelled_with_expiry(), _fix_with_expiry("1 + 2 + 3. row limit, drain", ex.EXPIRY_MS).records.cancelled),
     }
-    for eid, value in right.items():
+    for eid, (value, by_hand) in right.items():
+        assert value == pytest.approx(by_hand, rel=0.03), eid  # the checker's answer, worked another way
         assert exercises.check(eid, value).ok, eid
         assert not exercises.check(eid, value * 1.5).ok, eid
         assert not exercises.check(eid, "lots").ok, eid

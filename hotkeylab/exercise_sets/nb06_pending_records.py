@@ -1,38 +1,89 @@
 """Exercises of notebook 06 · Pending-record collapse. Expected answers come from
-hotkeylab.pending_records."""
+hotkeylab.pending_records. Each asks for a case the notebook does not print."""
 
 from __future__ import annotations
+
+from dataclasses import replace
 
 from .. import pending_records as pr
 from ..exercises import close_to, exercise
 
 _SC = pr.SEED_INCIDENT
 
+#: the cases the exercises ask about (none of them is printed in the notebook)
+TIMEOUT_MS = 60_000.0  # exercise 1: the batch's timeout doubled
+REPLENISH_MS = 300_000.0  # exercise 2: the stock back at 5 min
+SLOTS = 12  # exercise 3: a bigger primary
+SAFETY = 0.8  # exercise 4
+DRAIN_LIMIT = 3000  # exercise 5: a smaller row limit
+EXPIRY_MS = 2_700_000.0  # exercise 6: a 45-minute expiry
+
+
+def scan_timeout_backlog() -> float:
+    return pr.scan_timeout_backlog(TIMEOUT_MS, _SC.scan_fixed_ms, _SC.scan_ms_per_row)
+
+
+def overlap_at_replenish() -> float:
+    return pr.closed_forms(replace(_SC, replenish_ms=REPLENISH_MS))["overlap_at_replenish"]
+
+
+def starve_backlog() -> float:
+    return pr.starve_backlog(SLOTS, _SC.business_slots, _SC.batch_period_ms, _SC.scan_fixed_ms, _SC.scan_ms_per_row)
+
+
+def safe_row_limit() -> int:
+    return pr.largest_safe_row_limit(
+        _SC.batch_timeout_ms, _SC.scan_fixed_ms, _SC.scan_ms_per_row, _SC.process_ms_per_row, SAFETY
+    )
+
+
+def drain_minutes() -> float:
+    backlog = pr.closed_forms(_SC)["backlog_at_replenish"]
+    return pr.drain_time_s(backlog, DRAIN_LIMIT, _SC.batch_period_ms, _SC.normal_pending_per_s) / 60
+
+
+def cancelled_with_expiry() -> float:
+    sc = replace(pr.fix_scenarios(_SC)["1 + 2 + 3. row limit, drain"], order_expiry_ms=EXPIRY_MS)
+    return pr.drain_cancelled(sc, pr.FIXES["limit_from_ms"], pr.FIXES["fix_row_limit"])
+
 
 @exercise("06.scan_timeout_backlog")
 def _scan_timeout_backlog(answer):
-    """SEED_INCIDENT: the backlog (rows) at which the time-range scan alone outlasts the run's
-    timeout, so that no run retries a single row any more."""
+    """The batch's timeout doubled to 60 s: the backlog (rows) from which the time-range scan alone
+    outlasts it, so that no run retries a single row."""
     return close_to(
         answer,
-        pr.scan_timeout_backlog(_SC.batch_timeout_ms, _SC.scan_fixed_ms, _SC.scan_ms_per_row),
+        scan_timeout_backlog(),
         rel=0.01,
         unit="rows",
-        hint="The scan costs a + s × backlog; set it equal to the timeout T and solve for the backlog.",
+        hint="The scan costs a + s × backlog; set it equal to the new timeout and solve for the backlog.",
     )
 
 
 @exercise("06.overlap_at_replenish")
 def _overlap(answer):
-    """SEED_INCIDENT: slow scans on the primary at once, on average, once the backlog stops
-    growing at replenishment (no failover)."""
-    cf = pr.closed_forms(_SC)
+    """The stock back at 5 min instead of 10: slow scans on the primary at once, on average, once
+    the backlog stops growing (no failover)."""
     return close_to(
         answer,
-        cf["overlap_at_replenish"],
+        overlap_at_replenish(),
         rel=0.02,
         unit="scans",
-        hint="Little's law: one scan starts every period and each stays scan_ms = a + s × backlog.",
+        hint="Backlog = orders/s × minutes out of stock; scan = a + s × backlog; Little's law: scan / period.",
+    )
+
+
+@exercise("06.starve_backlog")
+def _starve_backlog(answer):
+    """A primary with 12 slots, the same business load: the backlog (rows) from which the business
+    starts losing queries."""
+    return close_to(
+        answer,
+        starve_backlog(),
+        rel=0.01,
+        unit="rows",
+        hint="The business loses queries once c − ⌊ρ⌋ scans run at once; the count peaks at ⌈S/P⌉, "
+        "so S > (c − ⌊ρ⌋ − 1) P; then S = a + s × backlog.",
     )
 
 
@@ -42,9 +93,7 @@ def _safe_row_limit(answer):
     0.8, whatever the backlog."""
     return close_to(
         answer,
-        pr.largest_safe_row_limit(
-            _SC.batch_timeout_ms, _SC.scan_fixed_ms, _SC.scan_ms_per_row, _SC.process_ms_per_row, 0.8
-        ),
+        safe_row_limit(),
         rel=0.001,
         unit="rows",
         hint="A run with row limit k costs a + (s + p) × k; the largest k that fits T is "
@@ -54,14 +103,26 @@ def _safe_row_limit(answer):
 
 @exercise("06.drain_minutes")
 def _drain_minutes(answer):
-    """A row limit of 5000 per 30 s run, in stock (the occasional pending still arrives): minutes
-    to drain the backlog the seed's stockout left at replenishment."""
-    cf = pr.closed_forms(_SC)
-    minutes = pr.drain_time_s(cf["backlog_at_replenish"], 5000, _SC.batch_period_ms, _SC.normal_pending_per_s) / 60
+    """A row limit of 3000 per 30 s run, in stock (the occasional pending still arrives): minutes
+    to drain the backlog the stockout left at replenishment."""
     return close_to(
         answer,
-        minutes,
+        drain_minutes(),
         rel=0.02,
         unit="min",
-        hint="Net drain rate = 5000 rows / 30 s − the in-stock pending rate; time = backlog / rate.",
+        hint="Net drain rate = 3000 rows / 30 s − the in-stock pending rate; time = backlog / rate.",
+    )
+
+
+@exercise("06.cancelled_expiry")
+def _cancelled(answer):
+    """The seed's fixes (row limit 5000 from 25 min), with a 45-minute expiry instead of 30: how
+    many of the stockout's records are cancelled rather than completed?"""
+    return close_to(
+        answer,
+        cancelled_with_expiry(),
+        rel=0.03,
+        unit="records",
+        hint="The drain reaches the record made at t when the rows ahead of it are gone: its age is "
+        "linear in t, from the first record's age to the last's. Find where it crosses 45 min.",
     )
