@@ -2,8 +2,9 @@
 
 Prints:
 1. SimPy reference vs fast engine on SEED_INCIDENT (the seed's QueueMaxSize 250) and their ratio
-   (goal ≥ 30×), and the same without the bound (the stuck state at the bound keeps ~2,000 attempts/s
-   bouncing off it, which costs the fast engine far more than an unbounded queue does);
+   (goal ≥ 30×), and the same without the bound (the stuck state at the bound keeps ~1,100 refused
+   attempts/s bouncing off it; the chunked path retries them inside the chunk, one by one in plain
+   Python, so the bound still costs more than an unbounded queue);
 2. a widget update (simulate + redraw a persistent figure) vs a bare redraw (goal ≤ 2×);
 3. a phase diagram of ≥ 400 cells: fast engine over a process pool vs the SimPy engine
    (SimPy is timed on a sample of cells and scaled to the grid, said so in the output).

@@ -242,3 +242,15 @@ def test_widget_legend_lists_only_drawn_lines():
     assert "rejected/s" not in labels and "user requests/s" in labels
     wi.update(queue_limit=6, show=False)
     assert "rejected/s" in [t.get_text() for t in wi.ax.get_legend().get_texts()]
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.integers(0, 2**32), st.lists(st.tuples(st.integers(0, 10**7), st.integers(0, 10**5)), min_size=1, max_size=30),
+       st.integers(0, 7))
+def test_vectorised_hashed_uniform_is_bit_identical(seed, pairs, stream):
+    from hotkeylab.metastable.core import hashed_uniform, hashed_uniforms
+
+    i = np.array([p[0] for p in pairs])
+    k = np.array([p[1] for p in pairs])
+    got = hashed_uniforms(seed, i, k, stream)
+    assert got.tolist() == [hashed_uniform(seed, a, b, stream) for a, b in pairs]

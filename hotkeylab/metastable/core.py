@@ -63,6 +63,25 @@ def hashed_uniform(seed: int, i: int, k: int, stream: int) -> float:
     return (z >> 11) * (1.0 / (1 << 53))
 
 
+_U = np.uint64
+
+
+def _splitmix_np(x: np.ndarray) -> np.ndarray:
+    """:func:`_splitmix` on a uint64 array (numpy's uint64 arithmetic wraps mod 2**64 as ``& _M64``)."""
+    x = x + _U(0x9E3779B97F4A7C15)
+    x = (x ^ (x >> _U(30))) * _U(0xBF58476D1CE4E5B9)
+    x = (x ^ (x >> _U(27))) * _U(0x94D049BB133111EB)
+    return x ^ (x >> _U(31))
+
+
+def hashed_uniforms(seed: int, i: np.ndarray, k: np.ndarray, stream: int) -> np.ndarray:
+    """:func:`hashed_uniform` for arrays of requests ``i`` and attempts ``k`` (bit-identical)."""
+    with np.errstate(over="ignore"):
+        z = _splitmix_np(_splitmix_np(_U(_splitmix(seed)) ^ i.astype(np.uint64))
+                         ^ (k.astype(np.uint64) * _U(8) + _U(stream)))
+    return (z >> _U(11)).astype(np.float64) * (1.0 / (1 << 53))
+
+
 def arrival_times(sc: Scenario, seed: int) -> tuple[np.ndarray, np.ndarray]:
     """User request times (ms) as a Poisson process whose rate follows ``sc.peak``; requests in
     the ``degrade`` window are kept with probability ``degrade.factor``. Returns (kept, shed)."""

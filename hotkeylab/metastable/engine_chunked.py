@@ -14,8 +14,9 @@ with numpy, and touches Python only once per merged batch:
   otherwise times out at ``s + M`` and is retried by the same rules as :meth:`.core.State.fail`,
   vectorised with the same float operations in the same order.
 - With a queue limit, a batch that finds the thread busy and ``queue_limit`` batches waiting is
-  refused at its close; its rows fail at once and their retries may fall inside the chunk, so the
-  chunk ends there and the next one starts at the refusal (shorter while refusals continue).
+  refused at its close; its rows fail at once, and the retries that fall inside the chunk join its
+  sends in time order (plain Python: a refused batch is a handful of rows, and at a full queue
+  refusals come every few ms); later ones wait for their chunk.
 - Windows are binned as :class:`hotkeylab.sim.Recorder` bins them, the levels' time-weighted sums
   added in the same chronological order, so the floats are identical.
 
@@ -23,8 +24,8 @@ It applies when the result cannot depend on the order of events at one instant (
 :func:`eligible`: FIFO, no CoDel, no deadline drop, no retry budget, no client throttle, no
 restart, and ``M − T`` at least :data:`MIN_STEP_MS`). It checks as it goes that no two sends share
 an instant (unless one failure sent them, in the loop's push order), that no send falls exactly on
-a batch timer and no commit ends exactly on a close; if one does, if the event cap would be
-reached, or if refusals cut every chunk to a few sends (the loop is faster there), it returns
+a batch timer and no commit ends exactly on a close; if one does, or if the event cap would be
+reached, it returns
 ``None`` and :func:`.engine_fast.run_fast` runs the event loop. Either way the result is the one
 the SimPy reference gives.
 """
@@ -48,6 +49,7 @@ from .core import (
     _grown,
     arrival_times,
     hashed_uniform,
+    hashed_uniforms,
 )
 from .scenario import Scenario
 
@@ -104,8 +106,12 @@ class _Retry:
         low = kk < _K_PRE
         u = np.empty(req.size)
         u[low] = self._u[req[low] * _K_PRE + kk[low]]
-        for j in np.flatnonzero(~low).tolist():
-            u[j] = hashed_uniform(self.seed, int(req[j]), int(kk[j]), 0)
+        high = np.flatnonzero(~low)
+        if high.size > 8:
+            u[high] = hashed_uniforms(self.seed, req[high], kk[high], 0)
+        else:  # a few: the scalar hash is cheaper than a dozen numpy calls
+            for j in high.tolist():
+                u[j] = hashed_uniform(self.seed, int(req[j]), int(kk[j]), 0)
         return u
 
     def backoff(self, F: np.ndarray) -> np.ndarray | float:
@@ -119,6 +125,45 @@ class _Retry:
             k = len(tab)
             tab.append(float(min(cap, _grown(base, mult, k - 1))) if k >= 1 else 0.0)
         return np.asarray(tab)[kk]
+
+    def one(self, t: float, req: float, before: float, prevd: float, first: float) -> float | None:
+        """:meth:`__call__` for one attempt, in plain floats (the same operations in the same
+        order, so the same bits): the delay before its retry, or ``None`` if the user gives up.
+        A refused batch is a handful of rows; numpy's per-call cost would dominate there."""
+        if before + 1.0 >= self.max_att:
+            return None
+        sup = self.sup
+        if sup is not None and sup.start_ms <= t < sup.end_ms:
+            return None
+        i, k = int(req), int(before) + 1
+        if k < _K_PRE:
+            if self._u is None:
+                self.uniforms(np.zeros((6, 1)))  # draws stream 0
+            u = float(self._u[i * _K_PRE + k])
+        else:
+            u = hashed_uniform(self.seed, i, k, 0)
+        base, cap = self.base, self.cap
+        if self.jitter == "decorrelated":
+            prev = prevd if prevd != 0.0 else float(base)
+            hi = max(float(base), 3.0 * prev)
+            d = min(float(cap), base + u * (hi - base))
+        else:
+            if self.mult == 1:
+                d0 = self._d0
+            else:
+                self.backoff(np.array([[0.0], [0.0], [before]]))  # the table up to retry k
+                d0 = self._table[k]
+            if self.jitter == "full":
+                d = u * d0
+            elif self.jitter == "equal":
+                d = 0.5 * d0 + u * 0.5 * d0
+            else:
+                d = d0
+        if d < self.min_delay:
+            d = self.min_delay
+        if self.finite_patience and t + d - first > self.patience:
+            return None
+        return d
 
     def __call__(self, t: np.ndarray, F: np.ndarray):
         """Failures at ``t`` of the attempts in the columns of ``F`` (rows: send time, request,
@@ -242,7 +287,6 @@ def run_chunked(sc: Scenario, seed: int) -> Run | None:
     r_key: list = []  # the sends' failure keys
     b_close, b_start, b_done, b_size = [], [], [], []  # per batch
     n_sent = n_to = n_timers = n_rej = n_done = 0
-    span = math.inf  # chunk length allowed, cut after a refusal ended a chunk
     lim = sc.queue_limit
     waiting: deque = deque()  # start times of the accepted batches not started yet (queue limit)
     r_rej, r_gave_rej = [], []  # rows refused at a full queue; requests that gave up after one
@@ -251,15 +295,9 @@ def run_chunked(sc: Scenario, seed: int) -> Run | None:
     c = 0.0
     prev_done = -math.inf
     turn = 0
-    chunks = 0
     while True:
-        chunks += 1
-        if chunks > 2_000 and n_sent < 20 * chunks:
-            return None  # refusals cut the chunks to a few sends each: the event loop is faster
         nh = held.shape[1]
         end = (held_o if nh else c) + M  # every send before ``end`` is known
-        if c + span < end:  # shorter chunks while refusals keep cutting them (see below)
-            end = c + span
         last = not end <= H
         aj = n_in if last else bisect_left(arr_l, end, ai)
         parts = [held, users[:, ai:aj]]
@@ -272,19 +310,17 @@ def run_chunked(sc: Scenario, seed: int) -> Run | None:
         A = np.concatenate(parts, axis=1)
         if len(parts) > 2:  # retries among the arrivals: sort (ties are checked at the end)
             A = A.take(A[0].argsort(kind="stable"), axis=1)
-        s = A[0]
-        new = s[nh:]
-        n_sent += new.size
-        r_send.append(new.copy())  # copies: views would keep every chunk's array alive
-        r_key.append(A[5, nh:].copy())
 
         # the batcher (a batch opens at its first send, closes at K sends or T ms later) and the
         # hot-key thread (FIFO: a batch starts when it is closed and the thread is free)
-        sl = s.tolist()
+        sl = A[0].tolist()
         N = len(sl)
+        ix = None  # column of ``Ap`` for each position of ``sl`` once refusals insert retries
+        Ap = None  # A's rows as lists, with the retries refusals inserted into this chunk
+        refused = []  # (p, e) position ranges of the batches refused in this chunk
+        rej_t, gave_rej_t, later = [], [], []  # refusal times, give-ups, retries due after ``end``
         p = 0
         nb0 = len(b_done)
-        rejected = None
         while p < N:
             o = sl[p]
             t_timer = o + T
@@ -301,18 +337,51 @@ def run_chunked(sc: Scenario, seed: int) -> Run | None:
                     break  # still open: later sends may join it
                 if sl[e - 1] == close and e - 1 > p:
                     return None  # another send on the timer's instant
+            if t_timer <= H:
+                n_timers += 1
             if lim is not None:  # QueueMaxSize: refused if the thread is busy and the queue full
                 while waiting and waiting[0] < close:
                     waiting.popleft()  # started before this close
                 if prev_done == close or (waiting and waiting[0] == close):
                     return None  # a commit ends on the close's instant
                 if prev_done > close and len(waiting) >= lim:
-                    rejected = (p, e, close)
-                    if t_timer <= H:
-                        n_timers += 1
-                    break
-            if t_timer <= H:
-                n_timers += 1
+                    if Ap is None:
+                        Ap = A.tolist()  # the chunk's columns as lists: refusals append retries
+                    # refused at ``close``: its rows fail now, and the retries that fall before
+                    # ``end`` join this chunk's sends in time order (after any send at their
+                    # instant; such ties are checked at the end); later ones wait in the pool
+                    if ix is None:
+                        ix = list(range(N))
+                    refused.append((p, e))
+                    n_rej += e - p
+                    rej_t.extend([close] * (e - p))
+                    cols = ix[p:e]
+                    p = e
+                    a0, a1, a2, a3, a4, a5 = Ap
+                    one = retry.one
+                    for col in cols:
+                        req, before, first = a1[col], a2[col], a4[col]
+                        d = one(close, req, before, a3[col], first)
+                        if d is None:
+                            gave_rej_t.append(close)
+                            continue
+                        t = close + d
+                        if (t <= H) if last else (t < end):
+                            at = bisect_right(sl, t, p)
+                            sl.insert(at, t)
+                            ix.insert(at, len(a0))
+                            a0.append(t)
+                            a1.append(req)
+                            a2.append(before + 1.0)
+                            a3.append(d)
+                            a4.append(first)
+                            a5.append(close)
+                            N += 1
+                        else:
+                            later.append((t, req, before + 1.0, d, first, close))
+                    if n_sent + N - nh + n_to + n_timers + n_done > cap:
+                        return None  # refusals alone reach the event cap (a lower bound of the loop's)
+                    continue
             start = close if close > prev_done else prev_done
             svc = x_ms if so_a <= start < so_b and turn & 1 else n_ms
             if sd_a <= start < sd_b:
@@ -329,11 +398,28 @@ def run_chunked(sc: Scenario, seed: int) -> Run | None:
                 waiting.append(start)
             p = e
         held_o = sl[p] if p < N else 0.0
+        if ix is not None:
+            A = np.array(Ap).take(ix, axis=1)  # the columns in send order
+            r_rej.append(np.array(rej_t))
+            if gave_rej_t:
+                r_gave_rej.append(np.array(gave_rej_t))
+            if later:
+                pool = np.concatenate([pool, np.array(later).T], axis=1)
+        n_sent += N - nh
+        r_send.append(A[0, nh:].copy())  # copies: views would keep every chunk's array alive
+        r_key.append(A[5, nh:].copy())
 
         if p:
             d_att = np.array(b_done[nb0:]).repeat(b_size[nb0:])  # each attempt's commit end
             R = A[:, :p]
-            if finite:
+            if refused:  # the accepted batches' columns only
+                keep = np.ones(p, dtype=bool)
+                for a0, e0 in refused:
+                    keep[a0:e0] = False
+                R = R.compress(keep, axis=1)
+            if not R.shape[1]:
+                pass
+            elif finite:
                 dl = R[0] + M
                 ok = d_att <= dl
                 if prev_done > H:  # some commits end after the horizon: not answered in the run
@@ -359,31 +445,9 @@ def run_chunked(sc: Scenario, seed: int) -> Run | None:
                 r_served.append(d_att[d_att <= H])
             if n_sent + n_to + n_timers + n_done > cap:  # a lower bound of the loop's events
                 return None
-        if rejected is not None:
-            # the batch refused at ``close``: its rows fail now and may come back within this
-            # chunk, so the chunk ends here; the sends after it go back to the pool
-            p, e, close = rejected
-            F = A[:, p:e]
-            tt = np.full(e - p, close)
-            n_rej += e - p
-            r_rej.append(tt)
-            give, delay = retry(tt, F)
-            q = np.array([tt + delay, F[1], F[2] + 1.0, delay, F[4], tt])
-            if give is not None:
-                r_gave_rej.append(tt[give])
-                q = q.compress(~give, axis=1)
-            pool = np.concatenate([pool, q, A[:, e:]], axis=1)
-            n_sent -= N - e
-            r_send[-1] = s[nh:e].copy()
-            r_key[-1] = A[5, nh:e].copy()
-            held = A[:, :0]
-            span = max(2.0 * (close - c), 1.0)  # the next chunk: about as long as this one got
-            c = close
-            continue
         held = A[:, p:]
         if last:
             break
-        span *= 2.0
         c = end
 
     sends = np.concatenate(r_send)
