@@ -19,7 +19,12 @@ Notebook 01 models the hot row as a lock held for ``round trips × RTT + stateme
   from ``threads`` client threads (PyMySQL, one connection each). The network is emulated on the
   client: a sleep of ``rtt_ms`` before every statement sent while the row lock is held (each
   INSERT, the UPDATE and the COMMIT), so the lock is held ``(inserts + 2)`` round trips, as it would
-  be over a real link. Each run records TPS, the measured hold (lock granted → COMMIT returned),
+  be over a real link. That is notebook 01's account plus the INSERTs: the lock is taken when the
+  SELECT executes and released when the COMMIT executes, so a real link holds it for the SELECT
+  reply's way back (½ RTT), each INSERT (1), the UPDATE (1) and the COMMIT's way in (½); the sleeps
+  place each whole RTT before a statement, which moves the half-trips but keeps their sum. Outside
+  the lock a real link adds 2 RTT (``begin`` 1, the SELECT's way in ½, the COMMIT reply's way back
+  ½); ``rtt_outside_lock=True`` sleeps one RTT before BEGIN and one before the SELECT for them. Each run records TPS, the measured hold (lock granted → COMMIT returned),
   the wait to acquire the lock, the COMMIT time, the measured length of the sleeps, and checks
   nothing was lost: rows the clients committed = the row's counter increase = rows in ``t_trans``.
 - ``shared_row=False`` is the control: each worker updates its own row, so there is no hot row and
@@ -720,7 +725,8 @@ def control_runs(runs, rtt_ms: float) -> dict[int, RunResult]:
 
 
 def outside_ms(one: RunResult) -> float:
-    """Time per transaction spent outside the lock (BEGIN and the SELECT's trip), from a one-thread run."""
+    """Time per transaction spent outside the lock (BEGIN and the SELECT's trip), from a one-thread run.
+    Without ``rtt_outside_lock`` these carry no emulated RTT; on a real link they would add 2 RTT."""
     return one.latency_ms - one.hold_ms
 
 

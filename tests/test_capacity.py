@@ -137,3 +137,18 @@ def test_booleans_are_not_numbers():
         c.lock_hold_ms(True)
     with pytest.raises(ValueError, match="attempts"):
         c.retry_success(0.5, True)
+
+
+def test_closed_loop_tps_one_serial_thread_is_the_seeds_rate():
+    # one thread: 1000 / cycle, the seed's 345 at RTT 0.5 ms; many threads: 1000 / hold
+    cycle, hold = c.lock_hold_ms(0.5), 2 * 0.5 + 3 * 0.3
+    assert c.closed_loop_tps(1, cycle, hold) == pytest.approx(1000 / 2.9)
+    assert c.closed_loop_tps(32, cycle, hold) == pytest.approx(c.tps_ceiling(hold))
+    assert c.extra_thread_gain(cycle, hold) == pytest.approx(cycle / hold - 1)
+    assert c.extra_thread_gain(16.0, 15.0) == pytest.approx(1 / 15)  # the seed's merged commit
+
+
+@given(st.floats(0.1, 50), st.floats(0.0, 50), st.integers(1, 64))
+def test_extra_thread_gain_never_beats_the_outside_share(hold, outside, n):
+    gain = c.extra_thread_gain(hold + outside, hold, threads=n)
+    assert 0.0 <= gain <= min(n - 1, outside / hold) + 1e-9

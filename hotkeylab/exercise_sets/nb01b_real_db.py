@@ -47,3 +47,16 @@ def latency_32(answer):
         hint="Little's law for a closed loop: 32 transactions are always in flight, so each one "
         "takes 32 / TPS seconds.",
     )  # fmt: skip
+
+
+@exercise("01b.second_committer_gain_rtt05")
+def second_committer_gain_rtt05(answer):
+    """Most a second committer adds (in %) to the seed's order with 4 INSERTs at RTT 0.5 ms, every
+    statement paying the RTT, from the measured parts."""
+    parts = db_lab.measured_parts(_runs())
+    hold, outside = parts.hold_ms(0.5, 4), parts.outside_ms(0.5, 4)
+    return close_to(
+        answer, 100 * capacity.extra_thread_gain(hold + outside, hold), rel=0.03, unit="%",
+        hint="Only the time outside the lock overlaps another committer's hold: gain = cycle / hold − 1 "
+        "with hold = parts.hold_ms(0.5, 4) and cycle = hold + parts.outside_ms(0.5, 4).",
+    )  # fmt: skip
