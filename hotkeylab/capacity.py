@@ -50,14 +50,16 @@ __all__ = [
 def lock_hold_ms(
     rtt_ms: float, round_trips: float = 4, statements: float = 3, statement_ms: float = 0.3
 ) -> float:
-    """Time one transaction holds the hot row's lock, in ms.
+    """One transaction's time, in ms: ``round_trips × rtt_ms + statements × statement_ms``.
 
-    ``hold = round_trips × rtt_ms + statements × statement_ms``
-
-    Under strict two-phase locking (S2PL) the row lock taken at ``SELECT … FOR UPDATE`` is released
-    only at ``COMMIT``, so every network round trip between them is spent holding the lock. The
-    seed's sketch: 4 round trips and 3 statements (2 SQL + commit) of 0.3 ms each; at
-    RTT 0.5 ms that is 2.9 ms.
+    With the defaults this is the seed's sketch, "单次耗时为4次rtt+2条SQL耗时+1次commit耗时": 4 round
+    trips and 3 statements (2 SQL + commit) of 0.3 ms; at RTT 0.5 ms, 2.9 ms. That is the whole
+    *cycle* of one serial thread (begin to the COMMIT's reply), so ``1000 / cycle`` is one thread's
+    rate (345 TPS). Under strict two-phase locking the row lock is held from the SELECT … FOR UPDATE
+    executing to the COMMIT executing: 2 of the round trips (begin, and the SELECT's way in plus the
+    COMMIT reply's way back) lie outside it (the seed's "除了set autocommit和commit后的那仅有的RTT").
+    Pass ``round_trips − 2`` for the hold alone; :func:`closed_loop_tps` combines the two. The name
+    is kept from before this distinction was drawn.
     """
     rtt = check_number("rtt_ms", rtt_ms, low=0.0)
     rt = check_number("round_trips", round_trips, low=0.0)
@@ -108,9 +110,12 @@ def fit_round_trips(points: Iterable[Sequence[float]]) -> tuple[float, float]:
 def alternating_owners_tps(batch_ms: Sequence[float]) -> float:
     """Merged commits per second when several owners take turns on the hot row's lock.
 
-    ``tps = 1000 / mean(batch_ms)``: each owner's commit holds the lock for its own batch time and
-    they alternate, so the lock serves one batch of each in ``sum(batch_ms)`` ms. The seed: owners
-    in datacentre B (16 ms) and C (27 ms) give 1000 / 21.5 = 46.5 merged commits/s.
+    ``tps = 1000 / mean(batch_ms)``: the seed's simplification ("为简化计算这里假设两台机器交替获得热点锁
+    各占一半处理批次"): each owner's whole merged commit counts as lock time and they alternate, so
+    the lock serves one batch of each in ``sum(batch_ms)`` ms. Owners in datacentre B (16 ms) and
+    C (27 ms) give 1000 / 21.5 = 46.5 merged commits/s. Counting the 2 round trips per commit that
+    lie outside the lock (they overlap the other owner's hold) gives more: see
+    :func:`hotkeylab.rtt.turn_taking_tps` (51.3/s). Notebooks 03 and 04 use this figure, the seed's.
     """
     times = list(batch_ms)
     if not times:
