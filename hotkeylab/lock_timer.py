@@ -38,8 +38,20 @@ Designs (``Scenario.design``):
   the same ``count × TimeDuration`` budget, the request sleeps until then (holding nothing);
   otherwise it is refused at once, consuming nothing.
 
-Ledger: ``arrived = served (admitted) + timed_out (Taken's timer fired) + rejected (refused at
-once) + in_system (still blocked when the run ends)``.
+The client (assumed, the seed names no number): it gives up after ``client_timeout_ms``. Go's
+``sync.Mutex`` cannot be cancelled and ``Taken`` does not watch the request's context, so the
+goroutine stays blocked (and keeps its memory) after its client has gone; when it finally gets
+its token it finds the context cancelled and the access layer drops it: the token is spent, the
+business layer never sees the request (outcome ``CLIENT_GONE``).
+
+Ledger: ``arrived = served (forwarded to the business layer while its client still waited)
++ timed_out (Taken's timer fired, or the client had gone when the request passed the gate)
++ rejected (refused at once) + in_system (still blocked when the run ends)``; ``extra`` splits
+``timed_out`` into ``timer_fired`` and ``client_gone``.
+
+The log: every request writes timestamped lines, as the seed's access layer would: ``access:
+recv`` when it arrives, ``ratelimit: ...`` when the limiter code returns, ``proxy: ...`` when it
+forwards or finds its client gone (:meth:`Run.log_lines`; :func:`log_gaps` reads them back).
 
 Units: milliseconds in the API (``*_ms``), per second for rates (``*_per_s``); windowed arrays are
 per second with window starts ``t`` in seconds.
@@ -48,6 +60,7 @@ per second with window starts ``t`` in seconds.
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import dataclass, field, replace
 
 import numpy as np
@@ -73,6 +86,10 @@ __all__ = [
     "simulate",
     "sweep_offered",
     "saturated_hold_ms",
+    "saturated_hold_is_exact",
+    "seed_business_share",
+    "log_gaps",
+    "LOG_TEXT",
     "seed_lock_capacity_per_s",
     "lock_utilisation",
     "convoy_growth_per_s",
@@ -101,7 +118,18 @@ DESIGN_STYLE = {"seed": "-", "fix": "--", "reserve": ":"}
 DESIGN_MARKER = {"seed": "o", "fix": "s", "reserve": "^"}
 
 # outcome codes of one request
-IN_SYSTEM, ADMITTED, TIMED_OUT, REJECTED = 0, 1, 2, 3
+IN_SYSTEM, ADMITTED, TIMED_OUT, REJECTED, CLIENT_GONE = 0, 1, 2, 3, 4
+
+# log line codes (what one request's handler prints) and their text
+LOG_RECV, LOG_LIMIT_OK, LOG_LIMIT_TIMER, LOG_LIMIT_REFUSED, LOG_FORWARD, LOG_CANCELED = range(6)
+LOG_TEXT = (
+    "access: recv",
+    "ratelimit: ok",
+    'ratelimit: err="not get bucket"',
+    "ratelimit: refused at once (no reservation within the budget)",
+    "proxy: forwarded to the business layer",
+    'proxy: err="context canceled" (client gone, request dropped)',
+)
 
 MAX_OFFERED_PER_S = 1_000_000.0
 MAX_RATE_PER_S = 1_000_000.0
@@ -114,21 +142,23 @@ MAX_BURST = 10_000_000
 class Scenario:
     """One load on one access-layer machine, and the gate's design. Times in ms, rates per s.
 
-    The seed gives no numbers for the load, the Qps, ``count`` or ``TimeDuration``; the
-    defaults are assumptions chosen so that the production load is about twice the key2
-    limiter's rate.
+    The seed gives no numbers for the load, the Qps, ``count``, ``TimeDuration`` or the client's
+    timeout; the defaults are assumptions: a production key2 load 1.5 times the key2 limiter's
+    rate, so that a limiter that works passes most of the traffic (70 %) and the seed's
+    observation that most of it never reached the business layer has to come from the bug.
     """
 
     offered_per_s: float = 1000.0  # user requests/s reaching the gate (Poisson)
     key2_share: float = 0.9  # share of requests on the key2 path (the rest: key1 fast path)
-    rate_per_s: float = 500.0  # each limiter's Qps: tokens/s its ticker puts into BucketCh
+    rate_per_s: float = 600.0  # each limiter's Qps: tokens/s its ticker puts into BucketCh
     burst: int = 50  # BucketCh's capacity (tokens the bucket holds when full)
     count: int = 1  # tokens one request asks for: Taken(count)
     time_duration_ms: float = 10.0  # TimeDuration: Taken's timer is count × TimeDuration
     lookup_ms: float = 0.002  # time under the mutex for the map lookup (microseconds)
     design: str = "seed"  # "seed" | "fix" | "reserve"
     reservation: str = "xrate"  # for design "reserve": "xrate" (x/time/rate) | "guava"
-    client_timeout_ms: float = 1000.0  # a client gives up after this long (for reporting)
+    client_timeout_ms: float = 1000.0  # a client gives up after this long; a request passing
+    # the gate later finds its context cancelled and is dropped (never forwarded)
     start_full: bool = True  # the limiter starts with a full bucket
     horizon_ms: float = 10_000.0  # simulated time
     window_ms: float = 250.0  # width of the windows in Run.windows
@@ -168,14 +198,16 @@ class Scenario:
 
 
 SEED_INCIDENT = Scenario(
-    offered_per_s=1000.0,  # "线上发现流量接入层好像扛不住" - more traffic than the limiter's Qps (assumed 2×)
+    offered_per_s=1000.0,  # "首先，怀疑是流量过大引起的" - a load one suspects (value assumed)
     key2_share=0.9,  # "线上大部分情况需要用 key2 来获取 token，所以大部分请求都会进入加锁区域"
-    rate_per_s=500.0,  # "这是一段 QPS 限流的逻辑，内部实现利用了令牌桶算法" (Qps value assumed)
+    rate_per_s=600.0,  # "这是一段 QPS 限流的逻辑，内部实现利用了令牌桶算法" (Qps value assumed:
+    # key2 load 1.5 × Qps, so a working limiter would pass 70 % of the traffic)
     burst=50,  # BucketCh's buffer: "<-this.BucketCh" (size assumed)
     count=1,  # "rateLimit.Taken(count)" (count assumed 1)
     time_duration_ms=10.0,  # "time.NewTimer(time.Duration(count) * TimeDuration)" (assumed 10 ms)
     lookup_ms=0.002,  # "如果只是一个加锁，应该很快就能处理完" - the lookup itself is microseconds
     design="seed",  # "Lock.Lock(); defer Lock.Unlock()" then Taken - the wait holds the mutex
+    client_timeout_ms=1000.0,  # "客户出现大面积的超时" - clients time out (1 s assumed)
 )
 
 OFFLINE_TEST = replace(
@@ -188,28 +220,66 @@ OFFLINE_TEST = replace(
 def saturated_hold_ms(
     rate_per_s: float, count: int, time_duration_ms: float, lookup_ms: float = 0.0
 ) -> float:
-    """How long a key2 request holds the mutex in the seed's design once the bucket is empty, ms.
+    """Mean time a key2 request holds the mutex in the seed's design once the bucket is empty
+    (every holder finds it empty and the next one is always waiting), ms.
 
-    ``hold = lookup + min(count × 1000 / r, count × TimeDuration)``: the holder waits for
-    ``count`` ticks of the refill ticker, unless its timer fires first. Exact when every holder
-    finds the bucket empty and ``TimeDuration >= 1000 / r`` (each holder is admitted at its
-    count-th tick) or ``r = 0`` (each holder times out after ``count × TimeDuration``); otherwise
-    an approximation (holders that time out mid-interval leave the next one a shorter wait).
-    While the bucket has tokens the hold is ``lookup`` alone: microseconds.
+    With ``τ = 1000 / r`` (the tick interval), ``L`` the lookup and ``W = L + count × TD`` (the
+    lookup plus Taken's timer), every token the ticker makes goes to the current holder:
+
+    - ``r = 0``: every timer fires, ``hold = W``;
+    - ``W >= count × τ``: the holder takes the lock just after a tick (its predecessor's last
+      token) and gets its ``count``-th token ``count`` ticks later; the lookup overlaps the wait,
+      so ``hold = max(L, count × τ)``. The mutex passes exactly ``r / count`` requests/s;
+    - ``count = 1``, ``W < τ``: holders time out one after another, ``W`` each, until a tick
+      lands inside one: ``n = ceil(τ / W)`` holders per tick, ``hold = τ / n`` (one admitted,
+      ``n − 1`` refused with "not get bucket");
+    - ``count >= 2``, ``W < (count − 1) × τ``: no timer is long enough for ``count`` ticks;
+      every holder times out, ``hold = W``, and every token is wasted;
+    - ``count >= 2``, ``(count − 1) × τ <= W < count × τ``: whether a holder succeeds depends
+      on where the ticks fall in its window; no closed form here. Returns ``W``, an upper bound
+      on the mean hold (so ``1000 / W`` is a lower bound on the capacity): see
+      :func:`saturated_hold_is_exact`.
+
+    Exact (the simulation passes exactly ``1000 / hold`` holders per second) in every case but
+    the last, up to ties (a tick at the very instant a timer fires).
+    While the bucket has tokens the hold is ``L`` alone: microseconds.
     """
     r = check_number("rate_per_s", rate_per_s, low=0.0)
     c = check_int("count", count, low=1)
     td = check_number("time_duration_ms", time_duration_ms, low=0.0, low_open=True)
     lk = check_number("lookup_ms", lookup_ms, low=0.0)
-    tick_wait = math.inf if r == 0 else c * 1000.0 / r
-    return lk + min(tick_wait, c * td)
+    window = lk + c * td
+    if r == 0:
+        return window
+    tau = 1000.0 / r
+    if window >= c * tau:
+        return max(lk, c * tau)
+    if c == 1:
+        return tau / math.ceil(tau / window)
+    return window
+
+
+def saturated_hold_is_exact(
+    rate_per_s: float, count: int, time_duration_ms: float, lookup_ms: float = 0.0
+) -> bool:
+    """Whether :func:`saturated_hold_ms` is exact for these parameters (False only in the band
+    ``count >= 2``, ``(count − 1) × τ <= lookup + count × TD < count × τ``, where it is a bound)."""
+    r = check_number("rate_per_s", rate_per_s, low=0.0)
+    c = check_int("count", count, low=1)
+    td = check_number("time_duration_ms", time_duration_ms, low=0.0, low_open=True)
+    lk = check_number("lookup_ms", lookup_ms, low=0.0)
+    if r == 0 or c == 1:
+        return True
+    tau, window = 1000.0 / r, lk + c * td
+    return window >= c * tau or window < (c - 1) * tau
 
 
 def seed_lock_capacity_per_s(
     rate_per_s: float, count: int, time_duration_ms: float, lookup_ms: float = 0.0
 ) -> float:
-    """Key2 requests/s the mutex can pass in the seed's design when the bucket is empty:
-    ``1000 / saturated_hold_ms`` (``= r / count`` when ``TimeDuration >= 1000 / r``)."""
+    """Key2 requests/s the mutex passes in the seed's design when the bucket is empty:
+    ``1000 / saturated_hold_ms`` (exactly ``r / count`` when ``lookup + count × TD >= count / r``:
+    every holder then gets its tokens; otherwise some of those passed are refused)."""
     return capacity.tps_ceiling(saturated_hold_ms(rate_per_s, count, time_duration_ms, lookup_ms))
 
 
@@ -273,6 +343,58 @@ def max_stable_key2_share(
     key2 share below this never sees the convoy."""
     lam = check_number("offered_per_s", offered_per_s, low=0.0, low_open=True)
     return min(1.0, seed_lock_capacity_per_s(rate_per_s, count, time_duration_ms, lookup_ms) / lam)
+
+
+def seed_business_share(sc: Scenario, horizon_ms: float | None = None) -> dict:
+    """What reaches the business layer in the seed's design, fluid FIFO convoy (count 1).
+
+    The bucket starts full (``burst`` tokens) and drains at ``λ2 − r`` until ``t0 = burst /
+    (λ2 − r)``; from then on key2 requests queue for the mutex, which passes ``μ = r`` per second
+    (every holder waits one tick: requires ``lookup + TimeDuration >= 1000 / r``). With
+    ``ρ = λ2 / μ > 1`` a request arriving at ``a >= t0`` passes the gate at ``t0 + ρ (a − t0)``,
+    after waiting ``(ρ − 1)(a − t0)``. Its client (timeout M) is still there only if that wait is
+    at most M: only key2 requests arriving before ``a* = t0 + M / (ρ − 1)`` are forwarded, and
+    the last of them passes at ``t* = t0 + ρ M / (ρ − 1)``. After ``t*`` every token the key2
+    limiter hands out goes to a request whose client has left, and the business layer sees only
+    key1 traffic (the lock-free path, ``min(λ1, r)``).
+
+    Returns ``t0_s``, ``a_star_s``, ``t_star_s`` (infinite when ``ρ <= 1``), ``rho``,
+    ``run_share`` (forwarded / offered over ``[0, horizon]``, ignoring the few requests still in
+    the gate at the end that will make it) and ``late_share`` (after ``t*``).
+    """
+    if not isinstance(sc, Scenario):
+        raise ValueError(f"sc must be a lock_timer.Scenario, got {type(sc).__name__}")
+    if sc.count != 1:
+        raise ValueError(f"count must be 1 for seed_business_share, got {sc.count!r}")
+    if sc.rate_per_s <= 0 or sc.lookup_ms + sc.time_duration_ms < 1000.0 / sc.rate_per_s:
+        raise ValueError(
+            f"rate_per_s must be > 0 with lookup_ms + time_duration_ms >= 1000 / rate_per_s "
+            f"(every holder gets its token), got rate_per_s={sc.rate_per_s!r}"
+        )
+    t_end = sc.horizon_ms if horizon_ms is None else horizon_ms
+    t_s = check_number("horizon_ms", t_end, low=0.0, low_open=True) / 1000.0
+    lam, lam1, lam2, r = sc.offered_per_s, sc.key1_per_s, sc.key2_per_s, sc.rate_per_s
+    m_s = sc.client_timeout_ms / 1000.0
+    key1 = min(lam1, r) * t_s
+    mu = seed_lock_capacity_per_s(r, 1, sc.time_duration_ms, sc.lookup_ms)
+    rho = lam2 / mu
+    if rho <= 1:
+        share = (key1 + lam2 * t_s) / (lam * t_s) if lam > 0 else 0.0
+        return dict(t0_s=math.inf, a_star_s=math.inf, t_star_s=math.inf, rho=rho,
+                    run_share=share, late_share=share)
+    t0 = sc.burst / (lam2 - r) if sc.start_full else 0.0
+    a_star = t0 + m_s / (rho - 1)
+    t_star = t0 + rho * m_s / (rho - 1)
+    last_through = t0 + (t_s - t0) / rho if t_s > t0 else t_s  # the last arrival out by T
+    key2 = lam2 * min(a_star, last_through, t_s)
+    return dict(
+        t0_s=t0,
+        a_star_s=a_star,
+        t_star_s=t_star,
+        rho=rho,
+        run_share=(key1 + key2) / (lam * t_s),
+        late_share=min(lam1, r) / lam,
+    )
 
 
 # --------------------------------------------------------------------------- limiters
@@ -409,6 +531,9 @@ class _Gate:
     unlock_at: list = field(default_factory=list)
     done_at: list = field(default_factory=list)
     outcome: list = field(default_factory=list)
+    log_t: list = field(default_factory=list)  # the access layer's log: time, request, line
+    log_req: list = field(default_factory=list)
+    log_code: list = field(default_factory=list)
     max_blocked: int = 100_000
     crashed_at_ms: float = math.nan
     blocked: int = 0
@@ -426,15 +551,38 @@ class _Gate:
         self.blocked += 1
         self.peak_blocked = max(self.peak_blocked, self.blocked)
         self.rec.count("offered", t)
+        self.log(i, LOG_RECV)
         return i
+
+    def log(self, i: int, code: int) -> None:
+        """One line of the access layer's log: ``log.Printf`` with a timestamp."""
+        self.log_t.append(self.env.now)
+        self.log_req.append(i)
+        self.log_code.append(code)
 
     def leave(self, i: int, outcome: int) -> None:
         t = self.env.now
         self.done_at[i] = t
         self.outcome[i] = outcome
         self.blocked -= 1
-        name = {ADMITTED: "admitted", TIMED_OUT: "timeouts", REJECTED: "rejected"}[outcome]
+        name = {
+            ADMITTED: "admitted",
+            TIMED_OUT: "timeouts",
+            REJECTED: "rejected",
+            CLIENT_GONE: "client_gone",
+        }[outcome]
         self.rec.count(name, t)
+
+    def forward(self, i: int) -> None:
+        """Past the limiter: forward to the business layer with the request's context. If the
+        client gave up meanwhile, the context is cancelled and the call fails at once: the request
+        is dropped (its token is spent all the same)."""
+        if self.env.now - self.arrive[i] > self.sc.client_timeout_ms:
+            self.log(i, LOG_CANCELED)
+            self.leave(i, CLIENT_GONE)
+        else:
+            self.log(i, LOG_FORWARD)
+            self.leave(i, ADMITTED)
 
 
 def source(env: simpy.Environment, gate: _Gate, rng: np.random.Generator):
@@ -463,7 +611,9 @@ def request(env: simpy.Environment, gate: _Gate, key: int):
     key1: the limiter is in the lock-free map, ``Taken`` without the mutex. key2 in the seed's
     design: ``Lock.Lock()``, look up, ``Taken`` - and only then ``Unlock`` (the ``defer``).
     key2 in the fixed designs: look up without the mutex, then wait (``"fix"``) or reserve
-    (``"reserve"``) holding nothing.
+    (``"reserve"``) holding nothing. Then, past the limiter, :meth:`_Gate.forward`; nothing
+    here watches the client: a request whose client has gone still waits for the mutex and
+    still takes a token.
     """
     sc = gate.sc
     i = gate.enter(key)
@@ -477,30 +627,38 @@ def request(env: simpy.Environment, gate: _Gate, key: int):
         ok, _ = yield from limiter.taken(sc.count, sc.time_duration_ms)
         gate.mutex.release(req)  # defer Lock.Unlock()
         gate.unlock_at[i] = env.now
-        gate.leave(i, ADMITTED if ok else TIMED_OUT)
     elif sc.design == "reserve":
         ok, wait = limiter.reserve(env.now, sc.count, sc.timeout_ms)
         if not ok:
+            gate.log(i, LOG_LIMIT_REFUSED)
             gate.leave(i, REJECTED)
             return
         if wait > 0:
             yield env.timeout(wait)  # sleep until the reservation's time, holding nothing
-        gate.leave(i, ADMITTED)
     else:  # key1 (any design but reserve), or key2 in the fix
         ok, _ = yield from limiter.taken(sc.count, sc.time_duration_ms)
-        gate.leave(i, ADMITTED if ok else TIMED_OUT)
+    if not ok:
+        gate.log(i, LOG_LIMIT_TIMER)
+        gate.leave(i, TIMED_OUT)
+        return
+    gate.log(i, LOG_LIMIT_OK)
+    gate.forward(i)
 
 
 @dataclass(frozen=True)
 class Run:
     """What one simulation returns. Times in ms unless the name says otherwise.
 
-    ``windows``: equal-length arrays - ``t`` (window start, s), ``offered``, ``admitted``,
-    ``timeouts``, ``rejected`` (per second), ``blocked`` and ``lock_queue`` (time-averaged
-    counts), ``mean_ms``/``p50_ms``/``p99_ms`` (time in the gate of the requests that finished in the window;
-    NaN where none did). Per-request arrays: ``arrive_ms``, ``key``, ``lock_ms``, ``unlock_ms``,
-    ``done_ms`` (NaN if still blocked), ``outcome`` (0 blocked, 1 admitted, 2 timed out,
-    3 rejected).
+    ``windows``: equal-length arrays - ``t`` (window start, s), ``offered``, ``admitted``
+    (forwarded to the business layer while the client waited), ``client_gone`` (passed the gate
+    after the client had left: dropped), ``timeouts`` (Taken's timer fired), ``rejected``
+    (refused at once), all per second; ``blocked`` and ``lock_queue`` (time-averaged counts);
+    ``mean_ms``/``p50_ms``/``p99_ms`` (time in the gate of the requests that finished in the
+    window; NaN where none did). Per-request arrays: ``arrive_ms``, ``key``, ``lock_ms``,
+    ``unlock_ms``, ``done_ms`` (NaN if still blocked), ``outcome`` (0 blocked, 1 admitted,
+    2 timer fired, 3 refused at once, 4 client gone). The access layer's log: ``log_ms``,
+    ``log_req``, ``log_code`` (one entry per line, in the order written; text by
+    :meth:`log_lines`).
     """
 
     scenario: Scenario
@@ -520,6 +678,9 @@ class Run:
     peak_blocked: int
     tokens_handed_out: int
     tokens_wasted: int
+    log_ms: np.ndarray
+    log_req: np.ndarray
+    log_code: np.ndarray
 
     @property
     def truncated(self) -> bool:
@@ -549,9 +710,10 @@ class Run:
         m = np.isnan(self.done_ms)
         return float(self.t_end_ms - self.arrive_ms[m].min()) if m.any() else 0.0
 
-    def rate_per_s(self, outcome: int, key: int | None = None, from_ms: float = 0.0) -> float:
-        """Requests/s that finished with ``outcome`` at or after ``from_ms`` (all keys or one)."""
-        m = (self.outcome == outcome) & (self.done_ms >= from_ms)
+    def rate_per_s(self, outcome, key: int | None = None, from_ms: float = 0.0) -> float:
+        """Requests/s that finished with ``outcome`` (a code or a tuple of codes) at or after
+        ``from_ms`` (all keys or one)."""
+        m = np.isin(self.outcome, np.atleast_1d(outcome)) & (self.done_ms >= from_ms)
         if key is not None:
             m &= self.key == key
         span = self.t_end_ms - from_ms
@@ -579,13 +741,36 @@ class Run:
         m = ~np.isnan(self.unlock_ms) & (self.arrive_ms >= from_ms)
         return self.unlock_ms[m] - self.lock_ms[m]
 
+    def log_lines(self, from_ms: float = 0.0, to_ms: float = math.inf) -> list[str]:
+        """The access layer's log between ``from_ms`` and ``to_ms``, one string per line, in the
+        order written: ``HH:MM:SS.ffffff req=NNNNNN keyK message`` (clock from the run's start)."""
+        m = (self.log_ms >= from_ms) & (self.log_ms < to_ms)
+        out = []
+        for t, i, c in zip(
+            self.log_ms[m].tolist(), self.log_req[m].tolist(), self.log_code[m].tolist(),
+            strict=True,
+        ):
+            us = int(round(t * 1000.0))
+            h, rest = divmod(us, 3_600_000_000)
+            mi, rest = divmod(rest, 60_000_000)
+            out.append(
+                f"{h:02d}:{mi:02d}:{rest / 1e6:09.6f} req={i:06d} key{self.key[i]} {LOG_TEXT[c]}"
+            )
+        return out
+
     def summary(self) -> dict:
-        """Key numbers of the run as a dict (rates per second, times in ms)."""
+        """Key numbers of the run as a dict (rates per second, times in ms). ``admitted_per_s``
+        counts the requests forwarded to the business layer while their client waited;
+        ``business_share`` is that over the offered rate."""
         span = self.t_end_ms
+        offered = self.ledger.arrived * 1000.0 / span if span else 0.0
+        admitted = self.rate_per_s(ADMITTED)
         return {
             "design": self.scenario.design,
-            "offered_per_s": self.ledger.arrived * 1000.0 / span if span else 0.0,
-            "admitted_per_s": self.rate_per_s(ADMITTED),
+            "offered_per_s": offered,
+            "admitted_per_s": admitted,
+            "business_share": admitted / offered if offered else 0.0,
+            "client_gone_per_s": self.rate_per_s(CLIENT_GONE),
             "timed_out_per_s": self.rate_per_s(TIMED_OUT),
             "rejected_per_s": self.rate_per_s(REJECTED),
             "p50_ms": self.percentile_ms(50),
@@ -668,7 +853,7 @@ def simulate(
     rec = Recorder(
         sc.horizon_ms,
         sc.window_ms,
-        counters=("offered", "admitted", "timeouts", "rejected"),
+        counters=("offered", "admitted", "client_gone", "timeouts", "rejected"),
     )
     if sc.design == "reserve":
         limiters = {
@@ -722,13 +907,19 @@ def simulate(
     lock_end = np.where(np.isnan(lock_at), end, lock_at)
     w["lock_queue"] = _level_windows(arrive[queued], lock_end[queued], sc.window_ms, n_w, t_end)
     w["mean_ms"], w["p50_ms"], w["p99_ms"] = _window_stats(done, sojourn, sc.window_ms, len(w["t"]))
+    timer_fired = int((outcome == TIMED_OUT).sum())
+    client_gone = int((outcome == CLIENT_GONE).sum())
     ledger = Ledger(
         arrived=len(arrive),
         served=int((outcome == ADMITTED).sum()),
-        timed_out=int((outcome == TIMED_OUT).sum()),
+        timed_out=timer_fired + client_gone,
         rejected=int((outcome == REJECTED).sum()),
         in_system=int((outcome == IN_SYSTEM).sum()),
-        extra={"peak_blocked": gate.peak_blocked},
+        extra={
+            "timer_fired": timer_fired,
+            "client_gone": client_gone,
+            "peak_blocked": gate.peak_blocked,
+        },
     )
     return Run(
         scenario=sc,
@@ -748,6 +939,9 @@ def simulate(
         peak_blocked=gate.peak_blocked,
         tokens_handed_out=sum(lim.handed_out for lim in limiters.values()),
         tokens_wasted=sum(lim.wasted for lim in limiters.values()),
+        log_ms=np.asarray(gate.log_t, dtype=float),
+        log_req=np.asarray(gate.log_req, dtype=np.int64),
+        log_code=np.asarray(gate.log_code, dtype=np.int8),
     )
 
 
@@ -766,6 +960,42 @@ def sweep_offered(base: Scenario, loads_per_s, designs=DESIGNS, seed: int = 0, *
         out[d] = {k: np.asarray([r[k] for r in rows]) for k in rows[0] if k != "design"}
         out[d]["offered_per_s"] = np.asarray(loads)
     return out
+
+
+_LOG_LINE = re.compile(r"^(\d\d):(\d\d):(\d\d\.\d+) req=(\d+) (\S+) ([a-z]+):")
+
+
+def log_gaps(lines) -> dict:
+    """Read an access-layer log (text lines as :meth:`Run.log_lines` writes them) the way the
+    seed's team did: for each request, the time between each pair of its adjacent lines.
+
+    Returns ``{"pairs": {"access → ratelimit": gaps_ms, ...}, "longest": (line_a, line_b,
+    gap_ms), "unfinished": n}``: ``gaps_ms`` a numpy array per pair of adjacent components,
+    ``longest`` the two adjacent lines of one request furthest apart, ``unfinished`` the
+    requests whose last line is ``access: recv`` (still inside the gate when the log ends).
+    """
+    last = {}  # request -> (time ms, component, line)
+    pairs: dict[str, list] = {}
+    longest = ("", "", -1.0)
+    for line in lines:
+        m = _LOG_LINE.match(line)
+        if not m:
+            raise ValueError(f"lines must be access-layer log lines, got {line[:60]!r}")
+        h, mi, sec, req, _, comp = m.groups()
+        t = (int(h) * 3600 + int(mi) * 60 + float(sec)) * 1000.0
+        prev = last.get(req)
+        if prev is not None:
+            gap = t - prev[0]
+            pairs.setdefault(f"{prev[1]} → {comp}", []).append(gap)
+            if gap > longest[2]:
+                longest = (prev[2], line, gap)
+        last[req] = (t, comp, line)
+    unfinished = sum(1 for v in last.values() if v[1] == "access")
+    return {
+        "pairs": {k: np.asarray(v) for k, v in pairs.items()},
+        "longest": longest,
+        "unfinished": unfinished,
+    }
 
 
 # --------------------------------------------------------------------------- figures
@@ -811,15 +1041,19 @@ def plot_lane(run: Run, t0_ms: float, rows: int = 12, ax=None):
 
 
 def plot_run(run: Run, axes=None):
-    """Three panels against time (s): offered/admitted/timed-out/rejected per second; requests
-    blocked in the gate; p50 and p99 time in the gate of the requests finishing."""
+    """Three panels against time (s): offered, forwarded (client waiting), passed after the
+    client had gone, timer fired, refused at once, per second, with the limiters' ceiling
+    ``min(λ1, r/count) + min(λ2, r/count)``; requests blocked in the gate; p50 and p99 time in
+    the gate of the requests finishing."""
     if axes is None:
         _, axes = new_figure(3, 1, height=2.2, sharex=True)
     w = run.windows
     t = w["t"] + run.scenario.window_ms / 2000.0
     a0, a1, a2 = axes
     a0.plot(t, w["offered"], color=COLORS["offered"], label="offered")
-    a0.plot(t, w["admitted"], color=COLORS["goodput"], label="admitted")
+    a0.plot(t, w["admitted"], color=COLORS["goodput"], label="forwarded, client waiting")
+    if w["client_gone"].any():
+        a0.plot(t, w["client_gone"], color=COLORS["wasted"], label="passed, client gone")
     if w["timeouts"].any():
         a0.plot(t, w["timeouts"], color=COLORS["timeouts"], label="timer fired")
     if w["rejected"].any():
@@ -829,7 +1063,7 @@ def plot_run(run: Run, axes=None):
         sc.key1_per_s, sc.rate_per_s, sc.count
     ) + admitted_ceiling_per_s(sc.key2_per_s, sc.rate_per_s, sc.count)
     a0.axhline(
-        ceiling, color=COLORS["capacity"], ls="--", lw=1.5, label="admitted ceiling (closed form)"
+        ceiling, color=COLORS["capacity"], ls="--", lw=1.5, label="limiters' ceiling (closed form)"
     )
     decorate(a0, ylabel="requests/s", ylim=(0, None))
     a0.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=8)
@@ -844,28 +1078,54 @@ def plot_run(run: Run, axes=None):
     return axes
 
 
-def plot_designs(runs: dict, axes=None, labels: dict | None = None):
+def plot_designs(runs: dict, axes=None, labels: dict | None = None, floor: float = 0.1):
     """Blocked requests and the mean time in the gate (of the requests finishing) against
-    time (s), one line style per run; log scale above 1. ``runs`` maps a design name (or any
-    key, with ``labels`` giving its legend text) to a :class:`Run`."""
+    time (s), one line style per run; log axes from ``floor`` up (smaller values drawn at the
+    floor). ``runs`` maps a design name (or any key, with ``labels`` giving its legend text) to
+    a :class:`Run`."""
     if axes is None:
         _, axes = new_figure(1, 2, height=3.2)
+    from matplotlib.lines import Line2D
+
     a0, a1 = axes
     styles = ["-", "--", ":", "-."]
+    handles, names = [], []
     for j, (d, run) in enumerate(runs.items()):
         w = run.windows
         t = w["t"] + run.scenario.window_ms / 2000.0
         label = (labels or {}).get(d, DESIGN_LABELS.get(d, str(d)))
         ls = DESIGN_STYLE.get(d, styles[j % len(styles)])
-        a0.plot(t, w["blocked"], color=COLORS["queue"], ls=ls, label=label)
-        a1.plot(t, w["mean_ms"], color=COLORS["latency"], ls=ls, label=label)
-    for ax in axes:
-        ax.set_yscale("symlog", linthresh=1.0)
-        ax.set_ylim(bottom=0)
-    decorate(a0, xlabel="time (s)", ylabel="blocked requests", legend=False)
-    decorate(a1, xlabel="time (s)", ylabel="mean time in gate (ms)", legend=False)
-    a0.legend(loc="upper left", fontsize=8)
+        a0.plot(t, _floored(w["blocked"], floor), color=COLORS["queue"], ls=ls)
+        a1.plot(t, _floored(w["mean_ms"], floor), color=COLORS["latency"], ls=ls)
+        handles.append(Line2D([], [], color="0.3", ls=ls))
+        names.append(label)
+    ws = [r.windows for r in runs.values()]
+    _log_axis(a0, floor, _nanmin(w["blocked"] for w in ws), "blocked requests (log)")
+    _log_axis(a1, floor, _nanmin(w["mean_ms"] for w in ws), "mean time in gate (ms, log)")
+    decorate(a0, xlabel="time (s)", legend=False)
+    decorate(a1, xlabel="time (s)", legend=False)
+    a0.legend(handles, names, loc="lower right", fontsize=8, title="line style: run", title_fontsize=8)
     return axes
+
+
+def _floored(v, floor: float) -> np.ndarray:
+    """Values for a log axis: those below ``floor`` (zeros included) drawn at ``floor``."""
+    v = np.asarray(v, dtype=float)
+    return np.where(np.isnan(v), np.nan, np.maximum(v, floor))
+
+
+def _log_axis(ax, floor: float, raw_min: float, ylabel: str) -> None:
+    """A log y axis from ``floor`` up (no "0" tick); the label says so when some value lay below
+    the floor (``raw_min < floor``) and was drawn on it."""
+    ax.set_yscale("log")
+    ax.set_ylim(bottom=floor)
+    if raw_min < floor:
+        ylabel += f"\n(below {floor:g}: on the bottom edge)"
+    ax.set_ylabel(ylabel)
+
+
+def _nanmin(arrays) -> float:
+    return min((float(np.nanmin(np.asarray(a, float), initial=np.inf)) for a in arrays), default=np.inf)
 
 
 def plot_convoy_vs_formula(run: Run, axes=None):
@@ -896,43 +1156,56 @@ def plot_convoy_vs_formula(run: Run, axes=None):
     return axes
 
 
-def plot_sweep(sw: dict, rate_per_s: float, key2_share: float, axes=None):
-    """Against offered load (requests/s): admitted and refused (timer fired or refused at once)
-    per second, p99 time in the gate, most requests blocked at once; one line style per design.
-    Dashed grey: the load at which key2 alone reaches the limiter's rate, ``r / key2_share``."""
+def plot_sweep(
+    sw: dict, rate_per_s: float, key2_share: float, axes=None, p99_floor_ms: float = 0.01
+):
+    """Against offered load (requests/s): forwarded in time and not forwarded (timer fired,
+    refused at once, or client gone) per second, p99 time in the gate (log, values below
+    ``p99_floor_ms`` drawn at it), most requests blocked at once (log); one line style and
+    marker per design, the same in every panel; colour is the quantity. Dashed grey: the load at
+    which key2 alone reaches the limiter's rate, ``r / key2_share``."""
     if axes is None:
-        _, axes = new_figure(1, 3, height=3.0)
+        fig, axes = new_figure(1, 3, height=3.6)
+        fig.set_size_inches(9.0, 3.6)
     a0, a1, a2 = axes
+    from matplotlib.lines import Line2D
+
     for d, s in sw.items():
         x = s["offered_per_s"]
         kw = dict(ls=DESIGN_STYLE[d], marker=DESIGN_MARKER[d], ms=4)
         a0.plot(x, s["admitted_per_s"], color=COLORS["goodput"], **kw)
-        a0.plot(x, s["timed_out_per_s"] + s["rejected_per_s"], color=COLORS["rejected"], **kw)
-        a1.plot(x, s["p99_ms"], color=COLORS["latency"], **kw)
-        a2.plot(x, s["peak_blocked"], color=COLORS["queue"], label=DESIGN_LABELS[d], **kw)
+        lost = s["timed_out_per_s"] + s["rejected_per_s"] + s["client_gone_per_s"]
+        a0.plot(x, lost, color=COLORS["rejected"], **kw)
+        a1.plot(x, _floored(s["p99_ms"], p99_floor_ms), color=COLORS["latency"], **kw)
+        a2.plot(x, _floored(s["peak_blocked"], 1.0), color=COLORS["queue"], **kw)
     for ax in axes:
         if key2_share > 0:
             ax.axvline(rate_per_s / key2_share, color=COLORS["capacity"], ls="--", lw=1)
-    for ax in (a1, a2):
-        ax.set_yscale("symlog", linthresh=1.0)
-        ax.set_ylim(bottom=0)
+    _log_axis(a1, p99_floor_ms, _nanmin(s["p99_ms"] for s in sw.values()), "p99 time in gate (ms, log)")
+    _log_axis(a2, 1.0, _nanmin(s["peak_blocked"] for s in sw.values()), "most blocked at once (log)")
     decorate(
         a0,
         xlabel="offered (requests/s)",
-        ylabel="admitted, refused (requests/s)",
+        ylabel="requests/s",
         legend=False,
         ylim=(0, None),
     )
     a0.text(
-        0.03, 0.95, "green: admitted\nbrown: refused", transform=a0.transAxes, va="top", fontsize=8
+        0.03, 0.97, "green: forwarded in time\nbrown: not forwarded",
+        transform=a0.transAxes, va="top", fontsize=8,
     )
-    decorate(a1, xlabel="offered (requests/s)", ylabel="p99 time in gate (ms)", legend=False)
-    decorate(a2, xlabel="offered (requests/s)", ylabel="most blocked at once", legend=False)
-    handles, labels = a2.get_legend_handles_labels()
+    decorate(a1, xlabel="offered (requests/s)", legend=False)
+    decorate(a2, xlabel="offered (requests/s)", legend=False)
+    handles = [
+        Line2D([], [], color="0.3", ls=DESIGN_STYLE[d], marker=DESIGN_MARKER[d], ms=4)
+        for d in sw
+    ]
     a0.figure.legend(
-        handles, labels, loc="lower center", ncol=3, fontsize=8, bbox_to_anchor=(0.5, -0.02)
+        handles, [DESIGN_LABELS[d] for d in sw], loc="lower center", ncol=3, fontsize=8,
+        bbox_to_anchor=(0.5, -0.02), title="line style and marker: design (colour: quantity)",
+        title_fontsize=8,
     )
-    a0.figure.tight_layout(rect=(0, 0.08, 1, 1))
+    a0.figure.tight_layout(rect=(0, 0.12, 1, 1))
     return axes
 
 
@@ -1036,7 +1309,9 @@ def explore(
         import matplotlib.pyplot as plt
 
         print(
-            f"admitted {out['admitted_per_s']:.1f}/s, timer fired {out['timed_out_per_s']:.1f}/s, "
+            f"forwarded in time {out['admitted_per_s']:.1f}/s "
+            f"({100 * out['business_share']:.0f}% of offered), passed after the client left "
+            f"{out['client_gone_per_s']:.1f}/s, timer fired {out['timed_out_per_s']:.1f}/s, "
             f"refused at once {out['rejected_per_s']:.1f}/s, p99 {out['p99_ms']:.1f} ms, "
             f"blocked at the end {out['blocked_end']}, mutex rho with the bucket empty "
             f"{out['rho_saturated']:.2f}" + (" (run truncated)" if out["truncated"] else "")

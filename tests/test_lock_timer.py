@@ -85,8 +85,15 @@ def test_hold_time_turns_from_microseconds_into_ticks_or_timer():
     # bucket empty, TimeDuration >= tick: wait for the next tick, 1000 / r
     assert lt.saturated_hold_ms(500, 1, 10) == pytest.approx(2.0)
     assert lt.saturated_hold_ms(500, 3, 10) == pytest.approx(6.0)
-    # tick longer than the timer: the timer decides; Qps 0: every holder waits count × TD
-    assert lt.saturated_hold_ms(50, 2, 10) == pytest.approx(20.0)
+    # the lookup overlaps the wait for the tick: exactly r / count, not 1000 / (lookup + 1000 / r)
+    assert lt.seed_lock_capacity_per_s(500, 1, 10, lookup_ms=0.002) == 500.0
+    assert lt.seed_lock_capacity_per_s(600, 1, 10, lookup_ms=0.002) == pytest.approx(600.0)
+    # tick longer than the timer, count 1: ceil(τ / (lookup + TD)) holders per tick
+    assert lt.saturated_hold_ms(500, 1, 0.7) == pytest.approx(2.0 / 3)
+    # count 2, timer shorter than one tick gap: nobody ever gets two tokens
+    assert lt.saturated_hold_ms(50, 2, 4) == pytest.approx(8.0)
+    assert lt.saturated_hold_is_exact(50, 2, 4) and not lt.saturated_hold_is_exact(50, 2, 15)
+    # Qps 0: every holder waits count × TD
     assert lt.saturated_hold_ms(0, 2, 10, lookup_ms=0.5) == pytest.approx(20.5)
     assert lt.seed_lock_capacity_per_s(500, 1, 10) == pytest.approx(500.0)
     assert lt.convoy_growth_per_s(sc.key2_per_s, 500, 1, 10) == pytest.approx(400.0)
@@ -98,6 +105,106 @@ def test_hold_time_turns_from_microseconds_into_ticks_or_timer():
     assert lt.fixed_blocked_bound(1000, 1, 10) == pytest.approx(10.0)
     assert lt.max_stable_key2_share(1000, 500, 1, 10) == pytest.approx(0.5)
     assert lt.max_stable_key2_share(100, 500, 1, 10) == 1.0
+
+
+@pytest.mark.parametrize(
+    "rate, count, td, tokens_to",
+    [
+        (600.0, 1, 10.0, "every holder"),  # the preset: every holder waits one tick
+        (500.0, 3, 10.0, "every holder"),  # count ticks each
+        (500.0, 1, 0.7, "one holder per tick"),  # timer < tick: three holders per tick
+        (100.0, 2, 3.0, "nobody"),  # count 2, timer < one tick gap: all refused, tokens wasted
+        (0.0, 1, 10.0, "nobody"),  # Qps 0: every timer fires
+    ],
+)
+def test_capacity_closed_form_is_what_the_simulation_passes(rate, count, td, tokens_to):
+    """Saturated mutex (key2 only, 3000/s): lock releases in [1 s, 4 s) = 3 s × 1000 / hold,
+    to within one release (they are deterministic once the bucket is empty)."""
+    sc = replace(
+        lt.SEED_INCIDENT, offered_per_s=3000.0, key2_share=1.0, rate_per_s=rate, count=count,
+        time_duration_ms=td, start_full=False, horizon_ms=4000.0, window_ms=1000.0,
+    )
+    assert lt.saturated_hold_is_exact(rate, count, td, sc.lookup_ms)
+    run = lt.simulate(sc, seed=0)
+    unlock = run.unlock_ms[~np.isnan(run.unlock_ms)]
+    passed = ((unlock >= 1000.0) & (unlock < 4000.0)).sum()
+    expected = 3.0 * lt.seed_lock_capacity_per_s(rate, count, td, sc.lookup_ms)
+    assert abs(passed - expected) <= 1.0
+    # every token the ticker makes goes to the holder of the moment: r / count admitted, unless
+    # no timer is long enough to collect count tokens
+    got = np.isin(run.outcome, (lt.ADMITTED, lt.CLIENT_GONE))
+    got &= (run.done_ms >= 1000.0) & (run.done_ms < 4000.0)
+    admitted = 0.0 if tokens_to == "nobody" else 3.0 * rate / count
+    assert abs(got.sum() - admitted) <= 1.0
+
+
+SEEDS = range(20)
+
+
+def test_most_traffic_never_reaches_the_business_layer_in_the_preset():
+    """The seed's observation, over 20 seeds: under half of the offered requests are forwarded
+    (a working limiter at the same load forwards 70 %), from the mutex + the ticks + clients
+    giving up, and as the fluid FIFO closed form says."""
+    sc = lt.SEED_INCIDENT
+    cf = lt.seed_business_share(sc)
+    shares, late = [], []
+    for seed in SEEDS:
+        run = lt.simulate(sc, seed=seed)
+        shares.append(run.summary()["business_share"])
+        from_ms = 1000.0 * cf["t_star_s"] + 500.0
+        late.append(run.rate_per_s(lt.ADMITTED, from_ms=from_ms) / sc.offered_per_s)
+        assert run.ledger.extra["client_gone"] > 0 and run.ledger.extra["timer_fired"] == 0
+    assert sum(x < 0.5 for x in shares) == len(SEEDS)
+    assert np.mean(shares) == pytest.approx(cf["run_share"], abs=0.02)
+    assert np.mean(late) == pytest.approx(cf["late_share"], abs=0.01)
+    # a limiter that works forwards most of the same load: the bug, not the limit, drops it
+    fix = lt.simulate(replace(sc, design="fix"), seed=0).summary()["business_share"]
+    ceiling = lt.admitted_ceiling_per_s(sc.key1_per_s, sc.rate_per_s, 1) + lt.admitted_ceiling_per_s(
+        sc.key2_per_s, sc.rate_per_s, 1
+    )
+    assert fix == pytest.approx(ceiling / sc.offered_per_s, abs=0.02) and fix > 0.5
+
+
+def test_the_drop_comes_from_clients_giving_up():
+    """Same preset, clients that never give up: every request past the gate is forwarded."""
+    sc = replace(lt.SEED_INCIDENT, client_timeout_ms=math.inf, horizon_ms=5000.0)
+    run = lt.simulate(sc, seed=0)
+    assert run.ledger.extra["client_gone"] == 0
+    assert run.rate_per_s(lt.ADMITTED, key=2, from_ms=1000.0) == pytest.approx(600.0, rel=0.01)
+    # and a longer client timeout moves t* as the closed form says
+    cf3 = lt.seed_business_share(replace(lt.SEED_INCIDENT, client_timeout_ms=3000.0))
+    assert cf3["t_star_s"] == pytest.approx(cf3["t0_s"] + 1.5 * 3.0 / 0.5)
+
+
+def test_business_share_closed_form_checks_its_range():
+    with pytest.raises(ValueError, match="count"):
+        lt.seed_business_share(replace(lt.SEED_INCIDENT, count=2))
+    with pytest.raises(ValueError, match="rate_per_s"):
+        lt.seed_business_share(replace(lt.SEED_INCIDENT, time_duration_ms=0.5))
+    calm = lt.seed_business_share(replace(lt.SEED_INCIDENT, offered_per_s=500.0))
+    assert calm["rho"] < 1 and math.isinf(calm["t_star_s"]) and calm["run_share"] == 1.0
+
+
+def test_the_log_shows_the_long_gap_between_two_adjacent_lines():
+    run = lt.simulate(replace(lt.SEED_INCIDENT, horizon_ms=5000.0), seed=0)
+    lines = run.log_lines()
+    # one "recv" per request; one ratelimit line per request past or refused by the limiter;
+    # one proxy line per request past it
+    finished = ~np.isnan(run.done_ms)
+    passed = np.isin(run.outcome, (lt.ADMITTED, lt.CLIENT_GONE))
+    assert len(lines) == run.ledger.arrived + finished.sum() + passed.sum()
+    gaps = lt.log_gaps(lines)
+    limiter = gaps["pairs"]["access → ratelimit"]
+    assert np.sort(limiter) == pytest.approx(np.sort(run.time_in_gate_ms[finished]), abs=1e-3)
+    assert gaps["pairs"]["ratelimit → proxy"].max() == 0.0
+    a, b, gap = gaps["longest"]
+    assert "access: recv" in a and "ratelimit: ok" in b and gap > 1000.0
+    assert a.split()[1] == b.split()[1]  # the same request
+    assert gaps["unfinished"] == run.blocked_end
+    fixed = lt.log_gaps(lt.simulate(replace(run.scenario, design="fix"), seed=0).log_lines())
+    assert fixed["longest"][2] <= lt.SEED_INCIDENT.timeout_ms + 1e-3
+    with pytest.raises(ValueError, match="lines"):
+        lt.log_gaps(["not a log line"])
 
 
 def test_adding_machines_helps_only_with_a_per_machine_quota():
@@ -200,15 +307,17 @@ def test_same_seed_same_run_other_seed_other_run():
 
 
 def test_seed_design_convoy_grows_as_the_closed_form_says():
-    sc = lt.SEED_INCIDENT  # 10 s, key2 900/s against r = 500/s
+    sc = lt.SEED_INCIDENT  # 10 s, key2 900/s against r = 600/s
     run = lt.simulate(sc, seed=0)
     growth = lt.convoy_growth_per_s(sc.key2_per_s, sc.rate_per_s, sc.count, sc.time_duration_ms)
     expected = growth * sc.horizon_ms / 1000
     assert run.blocked_end == pytest.approx(expected, rel=0.08)
-    # the blocked are the key2 arrivals of the last W: L = λ2 W, W = the oldest one's age
+    # FIFO: the blocked are the key2 arrivals since the oldest blocked one arrived (a counting
+    # identity of a FIFO queue, not Little's law)
     assert run.blocked_end == pytest.approx(sc.key2_per_s * run.oldest_blocked_ms / 1000, rel=0.05)
-    # the limiter never refuses anyone: it only makes them wait
-    assert run.ledger.timed_out == 0 and run.ledger.rejected == 0
+    # the limiter's timer never fires: it only makes them wait (the client gives up instead)
+    assert run.ledger.extra["timer_fired"] == 0 and run.ledger.rejected == 0
+    assert run.ledger.extra["client_gone"] > 0
     # latency grows with time: the last windows are far slower than the first
     p99 = run.windows["p99_ms"]
     assert p99[-1] > 20 * p99[1]
@@ -237,7 +346,8 @@ def test_admitted_stays_at_or_below_r_in_every_design():
     for d in lt.DESIGNS:
         sc = replace(SHORT, offered_per_s=2000.0, design=d)
         run = lt.simulate(sc, seed=3)
-        k2 = run.rate_per_s(lt.ADMITTED, key=2, from_ms=1000.0)
+        passed = (lt.ADMITTED, lt.CLIENT_GONE)  # got its token, whether or not forwarded
+        k2 = run.rate_per_s(passed, key=2, from_ms=1000.0)
         assert k2 <= sc.rate_per_s * 1.02
         assert k2 >= sc.rate_per_s * 0.95  # and the limiter is not idle either
 
@@ -343,9 +453,14 @@ def test_property_ledger_and_limits(sc, seed):
         assert run.time_in_gate_ms.max(initial=0.0) <= sc.timeout_ms + 1e-6
         assert np.isnan(run.lock_ms).all()
     if sc.design == "reserve":
-        assert run.ledger.timed_out == 0 and run.tokens_wasted == 0
+        assert run.ledger.extra["timer_fired"] == 0 and run.tokens_wasted == 0
     else:
         assert run.ledger.rejected == 0
+    assert run.ledger.timed_out == run.ledger.extra["timer_fired"] + run.ledger.extra["client_gone"]
+    # the access layer drops exactly the requests that passed the gate after their client left
+    passed = np.isin(run.outcome, (lt.ADMITTED, lt.CLIENT_GONE))
+    late = run.time_in_gate_ms > sc.client_timeout_ms
+    assert np.array_equal(run.outcome[passed] == lt.CLIENT_GONE, late[passed])
     finished = ~np.isnan(run.done_ms)
     assert (run.done_ms[finished] >= run.arrive_ms[finished]).all()
 
@@ -405,7 +520,9 @@ def test_widget_driven_kernel_side():
 def test_exercises_accept_the_computed_answers_and_refuse_others():
     sc = lt.SEED_INCIDENT
     right = {
-        "05.convoy_after_10s": lt.convoy_growth_per_s(sc.key2_per_s, 500, 1, 10, sc.lookup_ms) * 10,
+        "05.t_star": lt.seed_business_share(replace(sc, client_timeout_ms=3000.0))["t_star_s"],
+        "05.log_gap_at_6s": (lt.seed_business_share(sc)["rho"] - 1)
+        * (6.0 - lt.seed_business_share(sc)["t0_s"]),
         "05.md1_wait": lt.lock_wait_pk_ms(30, lt.saturated_hold_ms(0, 2, 10, sc.lookup_ms)),
         "05.safe_key2_share": lt.max_stable_key2_share(1000, 500, 2, 10, sc.lookup_ms),
         "05.fix_bound": lt.fixed_blocked_bound(3000, 2, 10),

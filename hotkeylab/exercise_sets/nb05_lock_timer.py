@@ -2,24 +2,40 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from .. import lock_timer as lt
 from ..exercises import close_to, exercise
 
 _SC = lt.SEED_INCIDENT
 
 
-@exercise("05.convoy_after_10s")
-def _convoy_after_10s(answer):
-    """Seed's design, SEED_INCIDENT numbers: requests blocked after 10 s (closed form)."""
-    growth = lt.convoy_growth_per_s(
-        _SC.key2_per_s, _SC.rate_per_s, _SC.count, _SC.time_duration_ms, _SC.lookup_ms
-    )
+@exercise("05.t_star")
+def _t_star(answer):
+    """SEED_INCIDENT but clients that wait 3 s: when does the last key2 request reach the business
+    layer (s after the start)?"""
     return close_to(
         answer,
-        growth * 10.0,
-        rel=0.05,
-        unit="requests",
-        hint="The mutex passes r / count key2 requests/s once the bucket is empty; the rest pile up.",
+        lt.seed_business_share(replace(_SC, client_timeout_ms=3000.0))["t_star_s"],
+        rel=0.02,
+        unit="s",
+        hint="The bucket empties at t0 = burst / (λ2 − r); then a request arriving at a waits "
+        "(ρ − 1)(a − t0) and passes at t0 + ρ (a − t0). Which arrival waits exactly M?",
+    )
+
+
+@exercise("05.log_gap_at_6s")
+def _log_gap_at_6s(answer):
+    """SEED_INCIDENT: a key2 request arrives at t = 6 s. How far apart are its ``access: recv`` and
+    ``ratelimit: ok`` lines (s, fluid closed form)?"""
+    cf = lt.seed_business_share(_SC)
+    return close_to(
+        answer,
+        (cf["rho"] - 1.0) * (6.0 - cf["t0_s"]),
+        rel=0.03,
+        unit="s",
+        hint="The gap between the two lines is its time in the gate: (ρ − 1)(a − t0) in a FIFO "
+        "convoy served at r from t0 on.",
     )
 
 
