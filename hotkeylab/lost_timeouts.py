@@ -9,20 +9,28 @@ them, and the remaining B machines took a surge of requests at a higher latency.
     java.util.concurrent.RejectedExecutionException: Task ...DefaultFuture$TimeoutCheckTask$$Lambda...
     rejected from java.util.concurrent.ThreadPoolExecutor@...[Terminated, pool size = 0, ...]
 
-The seed traces it to dubbo issue 8172 / PR 8188 (a bug it dates to 2.7.10 and fixed in 2.7.13):
-when a provider is killed abruptly (``kill -9``), the consumer shuts down an executor that the
-timeout-check tasks of asynchronous calls are handed to. From then on every timeout task is
-rejected; ``HashedWheelTimeout.expire()`` catches the exception and only logs it. A call whose
-provider answers still completes; a call to a provider that hangs (process alive, never answers)
-never completes, and its future stays in memory. The seed needed all three conditions to reproduce
-it: asynchronous calls, an abrupt provider exit, a hung provider.
+The seed traces it to dubbo issue 8172 / PR 8188 (a bug it dates to 2.7.10 and fixed in 2.7.13).
+In 2.7.12, ``DefaultFuture.closeChannel`` (run when a connection to a provider closes) shuts down
+the executor of every future still pending on that channel, then fails the future. An
+asynchronous call's future holds the consumer's shared executor, so after an abrupt exit with
+calls in flight, every later timeout task is rejected; ``HashedWheelTimeout.expire()`` catches the
+exception and only logs it. A call whose provider answers still completes; a call to a provider
+that hangs (process alive, never answers) never completes, and its future stays in memory. A
+synchronous call's future holds its own ``ThreadlessExecutor`` (the shared one is never shut
+down); a graceful removal waits for the channel's pending calls to drain before it closes it. The
+seed's three conditions (asynchronous calls, an abrupt provider exit, a hung provider) come out of
+these mechanisms, not from a branch on them.
+
+dubbo has two consumer executors (a global one, then ``SHARED_EXECUTOR``); the model merges them
+into one. The model's death threshold (``DEAD_GC_SHARE``) is ours; the JVM's GC overhead limit is
+checked separately (``jvm_oom_s``).
 
 Model (one SimPy process function per actor):
 
 - :func:`consumer` - one machine of service B: upstream requests arrive (Poisson); each request B
   serves makes one call to service C, registers its future and a timeout in the timing wheel.
 - :func:`provider` - one machine of service C: answers after a service time, unless it has exited
-  or hangs; its process plays its lifecycle (abrupt or graceful exit, or hang).
+  or hangs; its process plays its lifecycle (a stall, then an abrupt or graceful exit; or a hang).
 - :func:`timer_worker` - the wheel's worker thread: ticks every ``tick_ms`` and expires due timeouts.
 - :func:`executor_worker` - the shared executor that runs the timeout notifications.
 - :func:`gc` - the JVM heap and its collector: live data sets the share of time spent in full GC,
@@ -62,7 +70,16 @@ __all__ = [
     "EXIT_KINDS",
     "FIXES",
     "FIX_LABELS",
-    "OOM_GC_SHARE",
+    "DEAD_GC_SHARE",
+    "JVM_GC_TIME_LIMIT",
+    "JVM_GC_HEAP_FREE_LIMIT",
+    "GRACEFUL_WAIT_MS",
+    "leak_start",
+    "p_shutdown_at_kill",
+    "t0_experiment",
+    "plot_t0_timeline",
+    "assumption_ranges",
+    "shutdown_count",
     "WheelTimeout",
     "HashedWheelTimer",
     "RejectedExecution",
@@ -114,9 +131,19 @@ FIX_LABELS = {
     "no_shutdown": "fixed version: executor not shut down",
     "inline_timeout": "timeout runs inline when executor is shut down",
 }
-#: HotSpot's Parallel collector throws ``OutOfMemoryError: GC overhead limit exceeded`` when more
-#: than 98% of the time goes to GC (``-XX:GCTimeLimit=98``); the model calls that moment the OOM.
-OOM_GC_SHARE = 0.98
+#: What the JVM does (HotSpot, Parallel collector): it throws ``OutOfMemoryError: GC overhead limit
+#: exceeded`` when more than 98% of the time goes to GC (``-XX:GCTimeLimit=98``) *and* a collection
+#: recovers less than 2% of the heap (``-XX:GCHeapFreeLimit=2``).
+JVM_GC_TIME_LIMIT = 0.98
+JVM_GC_HEAP_FREE_LIMIT = 0.02
+#: Ours, not the JVM's: the model calls a machine *dead* from the first GC sample at which full GC
+#: takes at least this share of its time (it then serves almost nothing). With ``gc_cost`` k this is
+#: the heap occupancy ``heap_fraction_at_gc(0.98, k)``; the JVM's own rule is checked separately.
+DEAD_GC_SHARE = 0.98
+#: dubbo's wait for pending calls before a client closes its channel on a graceful removal
+#: (``CommonConstants.DEFAULT_SERVER_SHUTDOWN_TIMEOUT``, used by ``DubboInvoker.destroy`` ->
+#: ``HeaderExchangeChannel.close(timeout)``, which polls every 10 ms while futures are pending).
+GRACEFUL_WAIT_MS = 10_000.0
 
 _MAX_RATE = 100_000.0
 _MAX_HORIZON_MS = 86_400_000.0
@@ -346,6 +373,33 @@ def leak_rate_per_s(rate_per_s: float, hung_share: float) -> float:
     return lam * check_number("hung_share", hung_share, low=0.0, high=1.0)
 
 
+def leak_start(hang_at_ms: float, shutdown_ms: float, timeout_ms: float, tick_ms: float = DUBBO_TICK_MS) -> float:
+    """When the leak starts (closed form): ``t0 = max(t_hang, t_shutdown − T − tick / 2)``.
+
+    A call issued at ``a`` to the hung provider has its deadline at ``a + T``; the wheel fires it
+    at the first tick after that, ``a + T + U`` with ``U`` uniform on (0, tick] (mean tick / 2).
+    Its timeout is lost iff it fires after the shutdown: ``a > t_shutdown − T − U``. Calls issued
+    before the hang were answered. So, on average, calls issued after ``t0`` leak.
+    """
+    h = check_number("hang_at_ms", hang_at_ms, low=0.0)
+    sd = check_number("shutdown_ms", shutdown_ms, low=0.0)
+    t = check_number("timeout_ms", timeout_ms, low=0.0, low_open=True)
+    tk = check_number("tick_ms", tick_ms, low=0.0, low_open=True)
+    return max(h, sd - t - tk / 2.0)
+
+
+def p_shutdown_at_kill(rate_per_s: float, service_ms: float) -> float:
+    """Chance that a provider killed while answering normally holds at least one pending call
+    (so ``closeChannel`` shuts the executor down): ``1 − exp(−λ_p × S)``.
+
+    The calls pending on a provider form an M/G/∞ queue (Poisson arrivals at ``λ_p``, each
+    pending one service time, mean ``S``): their number is Poisson with mean ``λ_p S``.
+    """
+    lam = check_number("rate_per_s", rate_per_s, low=0.0)
+    sv = check_number("service_ms", service_ms, low=0.0)
+    return 1.0 - math.exp(-lam * sv / 1000.0)
+
+
 def leaked_calls(rate_per_s: float, hung_share: float, t_ms: float, leak_start_ms: float) -> float:
     """Futures stuck at time ``t_ms`` (no GC feedback): ``λ_hung × (t − t0)`` after ``t0``."""
     t = check_number("t_ms", t_ms, low=0.0)
@@ -399,6 +453,7 @@ class Scenario:
     service_ms: float = 20.0  # mean answer time of a healthy provider (exponential)
     exit_at_ms: float | None = 60_000.0  # provider 0 leaves (None: never)
     exit_kind: str = "abrupt"  # "abrupt" (kill -9) | "graceful"
+    exit_stall_ms: float = 0.0  # provider 0 stops answering this long before it exits
     hang_at_ms: float | None = 120_000.0  # provider 1 hangs (None: never)
     fix: str = "none"  # "none" (2.7.12) | "no_shutdown" | "inline_timeout"
     max_outstanding: int | None = None  # cap on pending calls per provider (None: no cap)
@@ -424,6 +479,7 @@ class Scenario:
         check_number("service_ms", self.service_ms, low=0.0, low_open=True, high=3_600_000.0)
         _opt_number("exit_at_ms", self.exit_at_ms, low=0.0)
         check_choice("exit_kind", self.exit_kind, EXIT_KINDS)
+        check_number("exit_stall_ms", self.exit_stall_ms, low=0.0, high=3_600_000.0)
         _opt_number("hang_at_ms", self.hang_at_ms, low=0.0)
         check_choice("fix", self.fix, FIXES)
         if self.max_outstanding is not None:
@@ -452,30 +508,32 @@ class Scenario:
             return self.hung_share
         return 1.0 / self.live_providers(t_ms)
 
+    # The three properties below are the *closed form's* reading of the scenario, used by the
+    # fluid model and the formulas. The simulation does not use them: there the shutdown and the
+    # lost timeouts come out of ``close_channel`` and the executors.
     @property
     def executor_shutdown_ms(self) -> float | None:
-        """When the consumer shuts the shared executor down (the bug): at an abrupt exit, unless
-        the fixed version is used."""
+        """Closed form's assumption: an abrupt exit with calls pending on the provider shuts the
+        shared executor down at the exit (not with the fixed version)."""
         if self.exit_at_ms is None or self.exit_kind != "abrupt" or self.fix == "no_shutdown":
             return None
         return self.exit_at_ms
 
     @property
     def timeouts_lost_from_ms(self) -> float | None:
-        """From when timeout tasks are rejected: async calls on a shut-down executor, without the
-        inline fallback."""
+        """Closed form's assumption: from the shutdown on, async calls' timeout tasks are rejected
+        (sync calls hand theirs to their own executor; the inline fix runs them on the timer)."""
         if self.call_mode != "async" or self.fix != "none":
             return None
         return self.executor_shutdown_ms
 
     @property
     def leak_start_ms(self) -> float | None:
-        """Calls to the hung provider issued after this time never complete (closed form):
-        ``max(hang, shutdown − timeout − tick / 2)``; None if nothing leaks."""
+        """:func:`leak_start` for this scenario; None if the closed form expects no leak."""
         lost = self.timeouts_lost_from_ms
         if lost is None or self.hang_at_ms is None:
             return None
-        return max(self.hang_at_ms, lost - self.timeout_ms - self.tick_ms / 2.0)
+        return leak_start(self.hang_at_ms, lost, self.timeout_ms, self.tick_ms)
 
     @property
     def leak_per_s(self) -> float:
@@ -500,6 +558,7 @@ SEED_INCIDENT = Scenario(
     service_ms=20.0,  # a healthy C answers (mean assumed: 20 ms)
     exit_at_ms=60_000.0,  # "provider 非正常下线 … 物理机的故障导致的容器漂移" (time assumed)
     exit_kind="abrupt",  # "当 kill -9 掉第一个 provider 时，消费者全局 ExecutorService 被关闭"
+    exit_stall_ms=2000.0,  # "物理机的故障导致的容器漂移": a failing machine stops answering first (assumed 2 s)
     hang_at_ms=120_000.0,  # "C 服务有一台机器在那个时间点附近僵死，无法处理请求，但进程又是存活的"
     fix="none",  # "dubbo version: 2.7.12" / "这个 bug 是 2.7.10 引入， 2.7.13 修复"
     max_outstanding=None,  # no cap: "如果请求一直发送，不超时，那是不是有可能撑爆内存？"
@@ -525,17 +584,19 @@ class RejectedExecution(RuntimeError):
 
 
 class _Call:
-    """One call to C: its ``DefaultFuture`` (pending until answered, timed out or failed)."""
+    """One call to C: its ``DefaultFuture`` (pending until answered, timed out or failed) and the
+    executor the future hands its timeout notification to."""
 
-    __slots__ = ("id", "provider", "t0", "timeout", "done", "lost")
+    __slots__ = ("id", "provider", "t0", "timeout", "done", "lost", "executor")
 
-    def __init__(self, cid, provider, t0):
+    def __init__(self, cid, provider, t0, executor):
         self.id = cid
         self.provider = provider
         self.t0 = t0
         self.timeout = None
         self.done = False
         self.lost = False
+        self.executor = executor
 
 
 class _Provider:
@@ -562,6 +623,29 @@ class _Executor:
         if self.shutdown_at_ms is not None:
             raise RejectedExecution("Task DefaultFuture$TimeoutCheckTask rejected from ThreadPoolExecutor[Terminated]")
         self.queue.put(call)
+
+    def shutdown(self, now):
+        if self.shutdown_at_ms is None:
+            self.shutdown_at_ms = now
+
+
+class _ThreadlessExecutor:
+    """dubbo's ``ThreadlessExecutor`` for one synchronous call: while the calling thread waits,
+    ``execute`` queues the task for that thread, which runs it. ``shutdownNow`` only wakes the
+    waiting thread; the shared executor is not touched."""
+
+    __slots__ = ("m", "shutdown_at_ms")
+
+    def __init__(self, m):
+        self.m = m
+        self.shutdown_at_ms = None
+
+    @property
+    def is_shutdown(self) -> bool:
+        return self.shutdown_at_ms is not None
+
+    def execute(self, call):
+        self.m.notify_timeout(call)  # the waiting caller drains its own queue
 
     def shutdown(self, now):
         if self.shutdown_at_ms is None:
@@ -616,7 +700,8 @@ class Machine:
         self.lost_timeouts = 0
         self.stuck = 0  # pending futures whose timeout task was rejected
         self.first_lost_ms = None
-        self.oom_at_ms = None
+        self.dead_at_ms = None
+        self.jvm_oom_at_ms = None
         self.dump = None
         self.area = 0.0  # ∫ in-flight dt (for the time-average)
         self.t_last = 0.0
@@ -661,7 +746,7 @@ class Machine:
             return
         self._touch(now)
         self.cid += 1
-        call = _Call(self.cid, p, now)
+        call = _Call(self.cid, p, now, self.callback_executor())
         self.futures[call.id] = call
         p.calls[call.id] = call
         if self.wheel is None:
@@ -671,6 +756,13 @@ class Machine:
         if p.state == "up":  # a hung provider accepts the call and never answers
             ev = self.env.timeout(self.service())
             ev.callbacks.append(lambda _ev, c=call: self.on_response(c))
+
+    def callback_executor(self):
+        """``AbstractInvoker.getCallbackExecutor``: a synchronous call gets its own
+        ``ThreadlessExecutor``; an asynchronous one gets the consumer's shared executor."""
+        if self.sc.call_mode == "sync":
+            return _ThreadlessExecutor(self)
+        return self.executor
 
     def _route(self, live):
         u = self.u_route()
@@ -707,16 +799,14 @@ class Machine:
             self.rec.count("lost", now)
 
     def timeout_check_task(self, call):
-        """``DefaultFuture.TimeoutCheckTask.run``: if the future is not done, notify the timeout,
-        on the future's executor."""
+        """``DefaultFuture.TimeoutCheckTask.run``: if the future is not done, hand the timeout
+        notification to the future's executor (``future.getExecutor().execute(...)``)."""
         if call.done:
             return
-        if self.sc.call_mode == "sync":
-            self.notify_timeout(call)  # the caller's own executor, drained by the waiting thread
-        elif self.executor.is_shutdown and self.sc.fix == "inline_timeout":
+        if call.executor.is_shutdown and self.sc.fix == "inline_timeout":
             self.notify_timeout(call)  # the defence: run it on the timer thread
         else:
-            self.executor.execute(call)  # raises RejectedExecution once shut down
+            call.executor.execute(call)  # raises RejectedExecution once shut down
 
     def notify_timeout(self, call):
         if call.done:
@@ -727,21 +817,24 @@ class Machine:
         self.rec.count("timeouts", now)
 
     # -- a provider leaves
-    def provider_exits(self, p: _Provider):
-        now = self.env.now
+    def unregister(self, p: _Provider):
+        """The provider leaves the routing list: no new call goes to it."""
         if p in self.live:
             self.live.remove(p)
-        if self.sc.exit_kind == "graceful":
-            return  # unregistered first; in-flight calls are still answered, then it closes
+
+    def close_channel(self, p: _Provider):
+        """``DefaultFuture.closeChannel`` (2.7.12): for each future still pending on the channel,
+        shut its executor down (the bug; removed in 2.7.13), then fail it (``CHANNEL_INACTIVE``)."""
+        now = self.env.now
         p.state = "gone"
-        for call in list(p.calls.values()):  # the connection closes: pending calls on it fail
-            call.timeout.cancel()
+        for call in list(p.calls.values()):
+            if self.sc.fix != "no_shutdown":
+                call.executor.shutdown(now)  # futureExecutor.shutdownNow()
+            call.timeout.cancel()  # DefaultFuture.received -> t.cancel()
             self._finish(call, now)
             self.ledger.rejected += 1
             self.ledger.extra["failed_on_disconnect"] += 1
             self.rec.count("rejected", now)
-        if self.sc.fix != "no_shutdown":
-            self.executor.shutdown(now)  # the bug: the shared executor is shut down
 
     # -- heap and GC
     def heap_mb(self) -> float:
@@ -759,9 +852,12 @@ class Machine:
             s[k].append(v)
         for k, v in (("in_flight", len(self.futures)), ("heap_mb", heap), ("gc", g), ("cpu", cpu)):
             self.rec.level(k, now, v)
-        if g >= OOM_GC_SHARE and self.oom_at_ms is None:
-            self.oom_at_ms = now
+        if g >= DEAD_GC_SHARE and self.dead_at_ms is None:
+            self.dead_at_ms = now  # ours: the model's "dead" threshold
             self.dump = self.heap_dump(now)
+        free = 1.0 - heap / sc.heap_mb
+        if g > JVM_GC_TIME_LIMIT and free < JVM_GC_HEAP_FREE_LIMIT and self.jvm_oom_at_ms is None:
+            self.jvm_oom_at_ms = now  # the JVM's rule: > 98% of the time in GC and < 2% recovered
 
     def heap_dump(self, now) -> dict:
         """What ``-XX:+HeapDumpOnOutOfMemoryError`` would keep: the pending futures, by provider
@@ -797,12 +893,30 @@ def consumer(env, m: Machine):
 
 def provider(env, m: Machine, p: _Provider):
     """Machine ``p`` of C. Answers are scheduled when a call arrives (see ``send_request``); this
-    process plays the provider's lifecycle: provider 0 exits at ``exit_at_ms``, provider 1 hangs
-    at ``hang_at_ms`` (process alive, answers nothing from then on, not even calls it holds)."""
+    process plays the provider's lifecycle.
+
+    Provider 1 hangs at ``hang_at_ms`` (process alive, answers nothing from then on, not even
+    calls it holds). Provider 0 stops answering ``exit_stall_ms`` before ``exit_at_ms``, then exits:
+
+    - ``abrupt`` (``kill -9``): the connection drops; the consumer's ``disconnected`` handler
+      calls ``close_channel`` at once, with whatever is pending on it.
+    - ``graceful``: it unregisters; the consumer stops routing to it, then
+      ``HeaderExchangeChannel.close(timeout)`` polls every 10 ms while futures are pending on the
+      channel (they are answered or time out), for at most ``GRACEFUL_WAIT_MS``, then closes it.
+    """
     sc = m.sc
     if p.index == 0 and sc.exit_at_ms is not None:
-        yield env.timeout(sc.exit_at_ms)
-        m.provider_exits(p)
+        stall_at = max(0.0, sc.exit_at_ms - sc.exit_stall_ms)
+        if sc.exit_stall_ms > 0.0:
+            yield env.timeout(stall_at)
+            p.state = "hung"
+        yield env.timeout(sc.exit_at_ms - env.now)
+        m.unregister(p)
+        if sc.exit_kind == "graceful":
+            start = env.now
+            while p.calls and env.now - start < GRACEFUL_WAIT_MS:
+                yield env.timeout(10.0)
+        m.close_channel(p)
     elif p.index == 1 and sc.hang_at_ms is not None:
         yield env.timeout(sc.hang_at_ms)
         p.state = "hung"
@@ -840,7 +954,7 @@ class Run:
     (``offered``, ``calls``, ``served``, ``timeouts``, ``rejected``, ``lost``, ``shed``) and
     time-weighted levels (``in_flight``, ``heap_mb``, ``gc``, ``cpu``); ``samples``: the GC
     process's readings every ``gc_sample_ms`` (``t`` in s, ``stuck`` = pending futures whose
-    timeout task was rejected: nothing will ever time them out); ``dump``: what a heap dump at the OOM would hold (None if no OOM)."""
+    timeout task was rejected: nothing will ever time them out); ``dump``: what a heap dump would hold when the machine is dead by the model's rule (``DEAD_GC_SHARE``; None if never)."""
 
     scenario: Scenario
     seed: int
@@ -901,7 +1015,8 @@ def simulate(scenario: Scenario = SEED_INCIDENT, seed: int = 0, *, max_events: i
         "heap_end_mb": m.heap_mb(),
         "heap_end_pct": 100.0 * m.heap_mb() / sc.heap_mb,
         "gc_max": float(gcs.max()) if gcs.size else 0.0,
-        "oom_s": None if m.oom_at_ms is None else m.oom_at_ms / 1000.0,
+        "dead_s": None if m.dead_at_ms is None else m.dead_at_ms / 1000.0,
+        "jvm_oom_s": None if m.jvm_oom_at_ms is None else m.jvm_oom_at_ms / 1000.0,
         "served": m.ledger.served,
         "timed_out": m.ledger.timed_out,
         "rejected": m.ledger.rejected,
@@ -918,7 +1033,8 @@ def fluid(scenario: Scenario = SEED_INCIDENT, dt_ms: float | None = None) -> dic
 
     Steps of ``dt_ms`` (default ``gc_sample_ms``, as the simulation re-reads the heap). Returns
     arrays ``t`` (s), ``in_flight``, ``stuck``, ``heap_mb``, ``gc``, ``cpu``, ``serving`` and
-    the times (s) ``gc50_s`` (GC share first ≥ 50%) and ``oom_s`` (≥ 98%), None if never.
+    the times (s) ``gc50_s`` (GC share first ≥ 50%) and ``dead_s`` (≥ ``DEAD_GC_SHARE``, ours),
+    None if never.
     """
     sc = scenario
     if not isinstance(sc, Scenario):
@@ -964,7 +1080,7 @@ def fluid(scenario: Scenario = SEED_INCIDENT, dt_ms: float | None = None) -> dic
         return float(out["t"][idx[0]]) if idx.size else None
 
     out["gc50_s"] = first(out["gc"] >= 0.5)
-    out["oom_s"] = first(out["gc"] >= OOM_GC_SHARE)
+    out["dead_s"] = first(out["gc"] >= DEAD_GC_SHARE)
     return out
 
 
@@ -973,8 +1089,9 @@ def conditions_table(
     base: Scenario = SEED_INCIDENT, seed: int = 0, horizon_ms: float = 240_000.0, fix: str = "none"
 ) -> list[dict]:
     """Simulate the 8 combinations of the seed's three conditions (asynchronous calls, an abrupt
-    provider exit, a hung provider) and report which leak (futures older than the timeout at
-    the end of the run), beside the closed form's prediction."""
+    provider exit, a hung provider) and report, from each run: when the shared executor was shut
+    down (None: never), lost timeout tasks (WARN lines), stuck futures at the end, and whether it
+    leaks. Nothing here is predicted: the rows come out of ``close_channel`` and the executors."""
     check_choice("fix", fix, FIXES)
     h = check_number("horizon_ms", horizon_ms, low=1000.0, high=_MAX_HORIZON_MS)
     rows = []
@@ -998,14 +1115,95 @@ def conditions_table(
                         "async": is_async,
                         "abrupt_exit": abrupt,
                         "hung_provider": hung,
+                        "shutdown_s": s["executor_shutdown_s"],
                         "lost_timeouts": s["lost_timeouts"],
                         "stuck_end": s["stuck_end"],
                         "in_flight_end": s["in_flight_end"],
+                        "failed_on_disconnect": s["failed_on_disconnect"],
                         "leaks": s["leaks"],
-                        "predicted": sc.leak_start_ms is not None,
                     }
                 )
     return rows
+
+
+def t0_experiment(
+    base: Scenario = SEED_INCIDENT, hang_before_ms: float = 30_000.0, seeds: int = 20, window_ms: float = 5000.0
+) -> dict:
+    """Test :func:`leak_start` against the simulation when the hang comes *before* the shutdown.
+
+    Provider 1 hangs ``hang_before_ms`` before provider 0's abrupt exit; the run stops a little
+    after the shutdown. Per seed we record the stuck calls (their timeout rejected) issued before
+    the shutdown, and the issue times of the earliest stuck call and of the latest call that timed
+    out. The closed form expects ``λ s (t_shutdown − t0) = λ s (T + tick / 2)`` stuck calls issued
+    before the shutdown, and ``t0`` between those two issue times.
+    """
+    n = check_int("seeds", seeds, low=1, high=1000)
+    hb = check_number("hang_before_ms", hang_before_ms, low=0.0, high=base.exit_at_ms or 0.0)
+    w = check_number("window_ms", window_ms, low=1.0, high=600_000.0)
+    if base.exit_at_ms is None:
+        raise ValueError("base.exit_at_ms must be set (the shutdown comes from provider 0's exit)")
+    sc = replace(base, hang_at_ms=base.exit_at_ms - hb, exit_kind="abrupt", call_mode="async", fix="none",
+                 horizon_ms=base.exit_at_ms + w, window_ms=min(base.window_ms, base.exit_at_ms + w),
+                 gc_sample_ms=min(base.gc_sample_ms, base.exit_at_ms + w))
+    counts, earliest, latest_ok, shutdowns = [], [], [], []
+    for seed in range(n):
+        env = simpy.Environment()
+        m = Machine(env, sc, seed)
+        timed_out_t0 = []
+        orig = m.notify_timeout
+
+        def notify(call, _orig=orig, _acc=timed_out_t0):
+            if not call.done and call.provider.index == 1:
+                _acc.append(call.t0)
+            _orig(call)
+
+        m.notify_timeout = notify
+        env.process(gc(env, m))
+        for p in m.providers:
+            env.process(provider(env, m, p))
+        env.process(executor_worker(env, m))
+        env.process(consumer(env, m))
+        run_bounded(env, sc.horizon_ms, 3_000_000)
+        sd = m.executor.shutdown_at_ms
+        shutdowns.append(sd)
+        if sd is None:
+            continue
+        stuck = sorted(c.t0 for c in m.futures.values() if c.lost and c.provider.index == 1)
+        counts.append(sum(1 for a in stuck if a < sd))
+        earliest.append(stuck[0] if stuck else math.nan)
+        latest_ok.append(max(timed_out_t0) if timed_out_t0 else math.nan)
+    t0 = sc.leak_start_ms
+    s_before = sc.share_of_hung(sc.exit_at_ms - 1.0)
+    return {
+        "scenario": sc,
+        "t0_ms": t0,
+        "shutdown_ms": sc.exit_at_ms,
+        "expected_before_shutdown": sc.rate_per_s * s_before * (sc.exit_at_ms - t0) / 1000.0,
+        "stuck_before_shutdown": np.array(counts, dtype=float),
+        "earliest_stuck_ms": np.array(earliest, dtype=float),
+        "latest_timed_out_ms": np.array(latest_ok, dtype=float),
+        "shut_down_in": sum(1 for x in shutdowns if x is not None),
+        "seeds": n,
+    }
+
+
+def shutdown_count(base: Scenario = SEED_INCIDENT, seeds: int = 40, after_ms: float = 1000.0) -> dict:
+    """Over ``seeds`` runs that stop ``after_ms`` after provider 0's exit: in how many did the
+    exit shut the shared executor down? Beside it, :func:`p_shutdown_at_kill` for a provider
+    killed while answering normally (no stall)."""
+    n = check_int("seeds", seeds, low=1, high=10_000)
+    a = check_number("after_ms", after_ms, low=1.0, high=600_000.0)
+    if base.exit_at_ms is None:
+        raise ValueError("base.exit_at_ms must be set")
+    h = base.exit_at_ms + a
+    sc = replace(base, horizon_ms=h, window_ms=min(base.window_ms, h), gc_sample_ms=min(base.gc_sample_ms, h))
+    hits = sum(1 for seed in range(n) if simulate(sc, seed).summary["executor_shutdown_s"] is not None)
+    if sc.hung_share is None:
+        lam0 = sc.rate_per_s / sc.providers  # random load balancing over all providers
+    else:
+        lam0 = sc.rate_per_s * (1.0 - sc.hung_share) / (sc.providers - 1)
+    return {"shut_down": hits, "seeds": n, "p_closed_form": p_shutdown_at_kill(lam0, sc.service_ms),
+            "rate_to_killed_per_s": lam0}
 
 
 def compare_fixes(base: Scenario = SEED_INCIDENT, seed: int = 0, cap: int = 200, reuse=()) -> dict:
@@ -1030,6 +1228,46 @@ def compare_fixes(base: Scenario = SEED_INCIDENT, seed: int = 0, cap: int = 200,
         hit = next((r for r in done if r.scenario == sc and r.seed == seed), None)
         out[label] = hit if hit is not None else simulate(sc, seed)
     return out
+
+
+def assumption_ranges(base: Scenario = SEED_INCIDENT, horizon_ms: float = 4 * 3_600_000.0) -> list[dict]:
+    """For each number we assumed, the fluid model at the ends of a range, over ``horizon_ms``
+    (4 h: a night): minutes from the hang until the machine is dead by the model's rule (None if
+    not within the horizon), the closed-form minutes to fill the free heap (no GC feedback), and
+    the calls in flight at the end with timeouts working. The lesson's result ("lost timeouts kill
+    the machine, in a time set by free heap / leak; working ones keep it near Little's level")
+    holds where ``minutes_after_hang`` is a number and ``fixed_in_flight`` stays small."""
+    check_number("horizon_ms", horizon_ms, low=1000.0, high=_MAX_HORIZON_MS)
+    ranges = [
+        ("rate_per_s", 50.0, 400.0, {}),
+        ("providers", 3, 20, {}),
+        ("timeout_ms", 200.0, 5000.0, {}),
+        ("service_ms", 5.0, 100.0, {}),
+        ("heap_mb", 512.0, 2048.0, {}),
+        ("base_live_mb", 100.0, 600.0, {}),
+        ("retained_kb", 16.0, 256.0, {}),
+        ("gc_cost", 0.005, 0.05, {}),
+    ]
+    rows = []
+    for name, lo, hi, extra in ranges:
+        for v in (lo, hi):
+            kw = {name: v, **extra}
+            if name == "rate_per_s":
+                kw["node_capacity_per_s"] = max(base.node_capacity_per_s, 2.0 * v)
+            sc = replace(base, horizon_ms=horizon_ms, **kw)
+            broken = fluid(sc)
+            fixed = fluid(replace(sc, fix="no_shutdown"))
+            rows.append({
+                "name": name,
+                "value": v,
+                "dead_s": broken["dead_s"],
+                "minutes_after_hang": None if broken["dead_s"] is None or sc.hang_at_ms is None
+                else (broken["dead_s"] - sc.hang_at_ms / 1000.0) / 60.0,
+                "fill_min": (sc.heap_mb - sc.base_live_mb) / (sc.leak_per_s * sc.retained_kb / 1024.0) / 60.0
+                if sc.leak_per_s > 0 else None,
+                "fixed_in_flight": float(fixed["in_flight"][-1]),
+            })
+    return rows
 
 
 def alert_time_s(run: Run, threshold: float | None = None) -> float | None:
@@ -1162,6 +1400,59 @@ def plot_wheel(wheel: HashedWheelTimer, ax=None):
     return ax
 
 
+def plot_t0_timeline(exp: dict, ax=None, seed_index: int = 0):
+    """The t0 picture: one seed of :func:`t0_experiment`. Each call to the hung provider issued
+    near the boundary is a bar from its issue time (dot) to the tick that fires its timeout
+    (bar end); green ones fired before the shutdown (timed out), red ones after it (rejected:
+    stuck). The dashed line is the closed form's t0 on the issue-time axis."""
+    sc = exp["scenario"]
+    k = check_int("seed_index", seed_index, low=0, high=exp["seeds"] - 1)
+    if ax is None:
+        _, ax = new_figure(height=3.6)
+    sd = exp["shutdown_ms"]
+    t0 = exp["t0_ms"]
+    lo, hi = t0 - 400.0, sd + 300.0
+    horizon = hi + sc.timeout_ms + 3 * sc.tick_ms
+    env = simpy.Environment()
+    m = Machine(env, replace(sc, horizon_ms=horizon, window_ms=min(sc.window_ms, horizon),
+                             gc_sample_ms=min(sc.gc_sample_ms, horizon)), k)
+    env.process(gc(env, m))
+    for p in m.providers:
+        env.process(provider(env, m, p))
+    env.process(executor_worker(env, m))
+    env.process(consumer(env, m))
+    calls = []
+    orig = m.send_request
+
+    def send(now, _orig=orig):
+        before = m.cid
+        _orig(now)
+        c = m.futures.get(m.cid) if m.cid != before else None
+        if c is not None and c.provider.index == 1 and lo <= now <= hi:
+            calls.append(c)
+
+    m.send_request = send
+    run_bounded(env, horizon, 3_000_000)
+    for i, c in enumerate(calls):
+        fire = c.timeout.fired_at_ms
+        color = COLORS["stuck"] if c.lost else COLORS["recovered"]
+        x = (np.array([c.t0, fire]) - sd) / 1000.0
+        ax.plot(x, [i, i], color=color, lw=2, solid_capstyle="butt")
+        ax.plot(x[0], i, marker="o", color=color, ms=3)
+    ax.axvline(0.0, color=COLORS["capacity"], ls=":", lw=1.5, label="shutdown (provider 0 dropped)")
+    ax.axvline((t0 - sd) / 1000.0, color=COLORS["formula"], ls="--", lw=1.5,
+               label="t0 = t_shutdown − T − tick/2")
+    ax.plot([], [], color=COLORS["recovered"], lw=2, marker="o", ms=3,
+            label="call (dot) → its timeout fires before the shutdown: timed out")
+    ax.plot([], [], color=COLORS["stuck"], lw=2, marker="o", ms=3,
+            label="call (dot) → its timeout fires after it: rejected, stuck")
+    decorate(ax, xlabel="time relative to the shutdown (s)", ylabel="calls to the hung provider\n(in issue order)",
+             legend=False)
+    ax.set_yticks([])
+    ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.22), ncol=2, fontsize=7)
+    return ax
+
+
 def plot_monitors(run: Run, axes=None):
     """The seed's monitors on one B machine: calls in flight, heap used, time in full GC and CPU."""
     if axes is None:
@@ -1280,7 +1571,7 @@ def explore(
     """The what-if widget: the fluid model of one B machine with lost timeouts vs working ones.
 
     Returns the key numbers: ``leak_per_s`` (λ_hung), ``healthy_in_flight`` (Little),
-    ``gc50_s`` and ``oom_s`` (None if never within the horizon), ``heap_end_pct``.
+    ``gc50_s`` and ``dead_s`` (None if never within the horizon), ``heap_end_pct``.
     """
     sc = replace(
         SEED_INCIDENT,
@@ -1299,7 +1590,7 @@ def explore(
         "fixed_in_flight_end": float(fixed["in_flight"][-1]),
         "in_flight_end": float(broken["in_flight"][-1]),
         "gc50_s": broken["gc50_s"],
-        "oom_s": broken["oom_s"],
+        "dead_s": broken["dead_s"],
         "heap_end_pct": 100.0 * float(broken["heap_mb"][-1]) / sc.heap_mb,
     }
     if plot:

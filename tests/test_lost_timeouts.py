@@ -128,6 +128,7 @@ def test_preset_reads_like_the_seed():
     assert SC.hang_at_ms is not None and SC.exit_at_ms is not None
     assert (SC.tick_ms, SC.slots) == (30.0, 512)
     assert SC.executor_shutdown_ms == SC.exit_at_ms
+    assert SC.exit_stall_ms > 0  # the failing machine stops answering before it drops
     assert SC.leak_start_ms == SC.hang_at_ms  # the hang comes after the shutdown
     assert SC.leak_per_s == pytest.approx(SC.rate_per_s / (SC.providers - 1))
     assert lt.HEALTHY.leak_start_ms is None and lt.HEALTHY.executor_shutdown_ms is None
@@ -149,6 +150,7 @@ def test_preset_reads_like_the_seed():
         ("service_ms", -2.0),
         ("exit_at_ms", -1.0),
         ("exit_kind", "crash"),
+        ("exit_stall_ms", -1.0),
         ("hang_at_ms", "soon"),
         ("fix", "upgrade"),
         ("max_outstanding", 0),
@@ -186,6 +188,13 @@ def test_bad_scenario_raises_naming_the_parameter(field, value):
         (lambda: lt.gc_fraction(-0.1, 0.015), "heap_used_fraction"),
         (lambda: lt.heap_fraction_at_gc(1.5, 0.015), "gc_share"),
         (lambda: lt.wheel_rounds(-1), "delay_ms"),
+        (lambda: lt.leak_start(-1, 0, 1000), "hang_at_ms"),
+        (lambda: lt.leak_start(0, 60_000, 0), "timeout_ms"),
+        (lambda: lt.p_shutdown_at_kill(-1, 20), "rate_per_s"),
+        (lambda: lt.t0_experiment(SHORT, seeds=0), "seeds"),
+        (lambda: lt.t0_experiment(SHORT, hang_before_ms=-5), "hang_before_ms"),
+        (lambda: lt.shutdown_count(SHORT, seeds=0), "seeds"),
+        (lambda: lt.assumption_ranges(SHORT, horizon_ms=0), "horizon_ms"),
         (lambda: lt.conditions_table(SHORT, fix="maybe"), "fix"),
         (lambda: lt.compare_fixes(SHORT, cap=0), "cap"),
         (lambda: lt.compare_fixes(SHORT, reuse=[1]), "reuse"),
@@ -256,7 +265,11 @@ def test_the_leak_grows_as_lambda_hung_times_t():
     assert run.summary["lost_timeouts"] >= run.summary["stuck_end"]
     assert run.summary["executor_shutdown_s"] == pytest.approx(sc.exit_at_ms / 1000)
     assert run.summary["first_lost_s"] > sc.hang_at_ms / 1000
-    assert run.summary["timed_out"] == 0  # every timeout after the shutdown is rejected
+    # only the killed provider's stalled calls timed out, all before the shutdown; after it every
+    # timeout is rejected
+    w = run.windows
+    assert w["timeouts"][w["t"] > (sc.exit_at_ms + sc.window_ms) / 1000].sum() == 0
+    assert 0 < run.summary["timed_out"] <= sc.rate_per_s / sc.providers * sc.exit_stall_ms / 1000
 
 
 def test_fluid_model_agrees_with_the_simulation():
@@ -268,7 +281,7 @@ def test_fluid_model_agrees_with_the_simulation():
         assert run.samples["in_flight"][i] == pytest.approx(f["in_flight"][i], rel=0.03)
     t_sim = float(run.samples["t"][np.flatnonzero(run.samples["gc"] >= 0.5)[0]])
     assert t_sim == pytest.approx(f["gc50_s"], abs=15)
-    assert run.summary["oom_s"] == pytest.approx(f["oom_s"], abs=15)
+    assert run.summary["dead_s"] == pytest.approx(f["dead_s"], abs=15)
     assert run.summary["heap_end_pct"] > 95
     assert run.samples["serving"][-1] < 0.05  # the machine has stopped serving
     d = run.dump
@@ -349,27 +362,101 @@ def test_ledger_balances_for_random_parameters(
 
 # --------------------------------------------------------------------------- the three conditions
 def test_only_all_three_conditions_leak_and_the_fix_removes_it():
+    """The rows come out of the mechanism (no row is predicted): the shared executor is shut down
+    only by an abrupt exit of async calls (closeChannel finds their futures pending); a leak needs
+    that and a hung provider."""
     rows = lt.conditions_table(SC, seed=0, horizon_ms=150_000.0)
-    assert len(rows) == 8
+    assert len(rows) == 8 and "predicted" not in rows[0]
     for r in rows:
         all_three = r["async"] and r["abrupt_exit"] and r["hung_provider"]
-        assert r["leaks"] == all_three == r["predicted"], r
-    # an abrupt exit alone already loses timeouts (logged), but nothing is left behind
+        assert r["leaks"] == all_three, r
+        shut = r["async"] and r["abrupt_exit"]
+        assert (r["shutdown_s"] is not None) == shut, r
+        if r["abrupt_exit"]:
+            assert r["failed_on_disconnect"] > 0  # calls were pending on the dropped channel
     no_hang = next(r for r in rows if r["async"] and r["abrupt_exit"] and not r["hung_provider"])
-    assert no_hang["stuck_end"] == 0
+    assert no_hang["stuck_end"] == 0 and no_hang["lost_timeouts"] == 0  # no call needed its timeout
     fixed = lt.conditions_table(SC, seed=0, horizon_ms=150_000.0, fix="no_shutdown")
-    assert not any(r["leaks"] for r in fixed) and not any(r["predicted"] for r in fixed)
+    assert not any(r["leaks"] for r in fixed) and all(r["shutdown_s"] is None for r in fixed)
 
 
-def test_sync_calls_and_inline_fallback_keep_timeouts():
+def test_sync_calls_keep_their_timeouts_because_their_executor_is_their_own():
     sync = lt.simulate(replace(SHORT, call_mode="sync"), seed=0)
-    assert sync.summary["executor_shutdown_s"] is not None  # the bug still shuts it down
+    assert sync.summary["failed_on_disconnect"] > 0  # closeChannel ran on pending sync calls ...
+    assert sync.summary["executor_shutdown_s"] is None  # ... and shut down only their own executors
     assert sync.summary["lost_timeouts"] == 0 and sync.summary["timed_out"] > 0
     inline = lt.simulate(replace(SHORT, fix="inline_timeout"), seed=0)
     assert inline.summary["executor_shutdown_s"] is not None
     assert inline.summary["lost_timeouts"] == 0 and not inline.summary["leaks"]
+
+
+def test_graceful_exit_is_safe_because_it_drains_not_because_it_is_graceful():
     graceful = lt.simulate(replace(SHORT, exit_kind="graceful"), seed=0)
     assert graceful.summary["executor_shutdown_s"] is None and not graceful.summary["leaks"]
+    assert graceful.summary["failed_on_disconnect"] == 0  # nothing pending when the channel closed
+    # a graceful exit whose pending calls cannot drain within dubbo's wait (they neither get an
+    # answer nor time out within GRACEFUL_WAIT_MS) shuts the executor down just the same
+    slow = replace(SHORT, exit_kind="graceful", timeout_ms=2 * lt.GRACEFUL_WAIT_MS)
+    run = lt.simulate(slow, seed=0)
+    wait_s = lt.GRACEFUL_WAIT_MS / 1000
+    assert run.summary["executor_shutdown_s"] == pytest.approx(SC.exit_at_ms / 1000 + wait_s, abs=0.02)
+    assert run.summary["leaks"]
+
+
+def test_a_clean_kill_shuts_the_executor_down_only_if_a_call_is_pending():
+    """M/G/inf: the calls pending on a provider answering normally are Poisson with mean λ_p S, so a
+    kill without a stall shuts the executor down with probability 1 − exp(−λ_p S); within 3 sd."""
+    clean = replace(SC, exit_stall_ms=0.0, hang_at_ms=None)
+    n = 60
+    r = lt.shutdown_count(clean, seeds=n)
+    p = r["p_closed_form"]
+    assert p == pytest.approx(1 - math.exp(-SC.rate_per_s / SC.providers * SC.service_ms / 1000))
+    assert abs(r["shut_down"] - n * p) <= 3 * math.sqrt(n * p * (1 - p))
+    assert 0 < r["shut_down"] < n
+    stalled = lt.shutdown_count(replace(SC, hang_at_ms=None), seeds=20)
+    assert stalled["shut_down"] == 20  # the preset's 2 s stall leaves ~20 calls pending at the kill
+
+
+def test_t0_closed_form_against_the_simulation():
+    """The hang 30 s before the shutdown: stuck calls issued before the shutdown match
+    λ s (T + tick/2) over 20 seeds (Poisson noise about 5%), and t0 separates the last call that
+    timed out from the first one that stuck, within a tick and an arrival gap."""
+    exp = lt.t0_experiment(SC, hang_before_ms=30_000.0, seeds=20)
+    assert exp["shut_down_in"] == 20
+    assert exp["t0_ms"] == pytest.approx(SC.exit_at_ms - SC.timeout_ms - SC.tick_ms / 2)
+    assert exp["t0_ms"] == lt.leak_start(SC.exit_at_ms - 30_000.0, SC.exit_at_ms, SC.timeout_ms, SC.tick_ms)
+    total = exp["stuck_before_shutdown"].sum()
+    expected = 20 * exp["expected_before_shutdown"]
+    assert abs(total - expected) <= 3 * math.sqrt(expected)
+    gap = 1000.0 / (SC.rate_per_s / SC.providers)  # mean time between calls to the hung provider
+    early = exp["earliest_stuck_ms"] - exp["t0_ms"]
+    late = exp["latest_timed_out_ms"] - exp["t0_ms"]
+    assert np.all(late < early)
+    assert abs(np.mean(early)) < SC.tick_ms / 2 + 2 * gap and abs(np.mean(late)) < SC.tick_ms / 2 + 2 * gap
+    # the hang after the shutdown: t0 is the hang
+    assert lt.leak_start(120_000.0, 60_000.0, 1000.0) == 120_000.0
+
+
+def test_model_death_threshold_is_ours_and_the_jvm_rule_is_separate():
+    """Ours: dead at GC share >= 98%. The JVM: GC share > 98% and < 2% free. They coincide only
+    while k <= g f / (1 - f) = 0.02; with a dearer GC the JVM throws later (or not in the run)."""
+    k_max = lt.JVM_GC_TIME_LIMIT * lt.JVM_GC_HEAP_FREE_LIMIT / (1 - lt.JVM_GC_HEAP_FREE_LIMIT)
+    assert lt.heap_fraction_at_gc(lt.DEAD_GC_SHARE, k_max) == pytest.approx(1 - lt.JVM_GC_HEAP_FREE_LIMIT)
+    run = lt.simulate(SC, seed=0)
+    assert run.summary["dead_s"] is not None
+    assert run.summary["jvm_oom_s"] == pytest.approx(run.summary["dead_s"], abs=2)
+    dear = lt.simulate(replace(SC, gc_cost=0.05), seed=0)
+    assert dear.summary["dead_s"] is not None
+    assert dear.summary["jvm_oom_s"] is None or dear.summary["jvm_oom_s"] > dear.summary["dead_s"]
+
+
+def test_assumption_ranges_all_die_and_the_fixed_stays_near_little():
+    rows = lt.assumption_ranges()
+    assert len(rows) == 16
+    for r in rows:
+        assert r["minutes_after_hang"] is not None, r
+        assert r["minutes_after_hang"] == pytest.approx(r["fill_min"], rel=0.05, abs=0.2), r
+        assert r["fixed_in_flight"] < 200, r
 
 
 def test_fixes_compared():
@@ -400,6 +487,8 @@ def test_plots_draw_without_error():
     lt.plot_cluster(run)
     lt.plot_fixes({"a": run, "b": healthy})
     lt.plot_wheel(lt.demo_wheel())
+    ax = lt.plot_t0_timeline(lt.t0_experiment(SHORT, seeds=1))
+    assert len(ax.lines) > 10  # one bar per call near the boundary, plus the two markers
     plt.close("all")
 
 
@@ -418,15 +507,15 @@ def test_widget_driven_kernel_side():
     w.update()
     default = w.result
     assert default["leak_per_s"] == pytest.approx(25.0)
-    assert default["oom_s"] is not None and default["heap_end_pct"] > 95
+    assert default["dead_s"] is not None and default["heap_end_pct"] > 95
     assert default["fixed_in_flight_end"] < 2 * default["healthy_in_flight"]
     w.children[1].value = 0.0  # nothing goes to the hung provider: no leak
     w.update()
-    assert w.result["leak_per_s"] == 0.0 and w.result["oom_s"] is None
+    assert w.result["leak_per_s"] == 0.0 and w.result["dead_s"] is None
     w.children[1].value = 0.25
     w.children[2].value = 4096.0  # a bigger heap only buys time
     w.update()
-    assert w.result["oom_s"] is None or w.result["oom_s"] > default["oom_s"]
+    assert w.result["dead_s"] is None or w.result["dead_s"] > default["dead_s"]
     assert w.result["in_flight_end"] > 10_000
     w.children[3].value = 5000.0  # the timeout sets the healthy level, not the leak
     w.update()
@@ -448,6 +537,9 @@ def test_exercises_accept_the_computed_answers_and_refuse_others():
         "08.minutes_to_fill": (SC.heap_mb - SC.base_live_mb) / (SC.leak_per_s * SC.retained_kb / 1024) / 60,
         "08.wheel_rounds": lt.wheel_rounds(40_000),
         "08.safe_cap": math.ceil(lt.leak_rate_per_s(100, 0.25) * (1000 + 30) / 1000),
+        "08.p_shutdown": 1 - math.exp(-30 * 0.050),
+        "08.t0": (60_000 - 3000 - 15) / 1000,
+        "08.gc_cost_limit": 0.98 * 0.02 / 0.98,
     }
     for ex_id, answer in right.items():
         assert exercises.check(ex_id, answer).ok, ex_id

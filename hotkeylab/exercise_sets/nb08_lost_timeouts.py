@@ -70,3 +70,47 @@ def _safe_cap(answer):
         "calls",
         "Little's bound for that one provider: λ_hung × (timeout + tick), rounded up.",
     )
+
+
+@exercise("08.p_shutdown")
+def _p_shutdown(answer):
+    """A provider gets 30 calls/s and answers in 50 ms on average (exponential). It is killed
+    cleanly, with no stall. What is the probability that the kill shuts the executor down?"""
+    return close_to(
+        answer,
+        lt.p_shutdown_at_kill(30.0, 50.0),
+        rel=0.02,
+        unit="",
+        hint="closeChannel shuts the executor down only if a call is pending on the channel. The "
+        "pending calls are Poisson with mean λ_p × S; you need P(at least one).",
+    )
+
+
+@exercise("08.t0")
+def _t0(answer):
+    """The hung provider hangs at 10 s; the executor is shut down at 60 s; timeout 3000 ms, tick
+    30 ms. From when (in seconds) do calls to the hung provider leak, on average?"""
+    return close_to(
+        answer,
+        lt.leak_start(10_000.0, 60_000.0, 3000.0, 30.0) / 1000.0,
+        rel=0.0002,
+        unit="s",
+        hint="A call's timeout is lost if it fires after the shutdown; it fires T plus half a tick, "
+        "on average, after the call. And nothing leaks before the hang.",
+    )
+
+
+@exercise("08.gc_cost_limit")
+def _gc_cost_limit(answer):
+    """In the model, the GC share is k u / (1 − u). The model calls the machine dead when GC takes
+    98% of the time; the JVM throws 'GC overhead limit exceeded' only if, in addition, less than
+    2% of the heap is free. Up to which k (gc_cost) does the JVM's rule hold at the moment the
+    model calls the machine dead?"""
+    g, f = lt.JVM_GC_TIME_LIMIT, lt.JVM_GC_HEAP_FREE_LIMIT
+    return close_to(
+        answer,
+        g * f / (1.0 - f),
+        rel=0.02,
+        unit="",
+        hint="At the model's threshold u = g / (g + k). The JVM needs u > 1 − 0.02. Solve for k.",
+    )
