@@ -59,6 +59,8 @@ __all__ = [
     "user_success",
     "retry_load_per_s",
     "storm_sustains",
+    "retry_stuck_count",
+    "retry_storm_error_share",
     "simulate_retry",
     "plot_retry",
     # 2 failover
@@ -66,6 +68,8 @@ __all__ = [
     "FailoverScenario",
     "SEED_FAILOVER",
     "SEED_FAILOVER_SURGE",
+    "surge_fill_ms",
+    "surge_both_fall_factor",
     "failover_latency_ms",
     "mean_latency_ms",
     "backup_utilisation",
@@ -76,6 +80,9 @@ __all__ = [
     "EjectionScenario",
     "SEED_EJECTION",
     "SEED_EJECTION_OVERLOAD",
+    "SEED_DATACENTRES",
+    "datacentre_loss_success",
+    "datacentre_loss_max_rate",
     "erlang_b",
     "server_success",
     "pool_success",
@@ -128,6 +135,16 @@ __all__ = [
     "separated_success",
     "simulate_isolation",
     "plot_isolation",
+    "storage_split",
+    "simulate_storage_days",
+    # 8 business-level checks
+    "GiftConfigScenario",
+    "SEED_GIFT_CONFIG",
+    "check_gift_config",
+    "config_errors_fluid",
+    "simulate_gift_config",
+    "unverified_launches",
+    "simulate_verification",
 ]
 
 MAX_RATE_PER_S = 100_000.0
@@ -579,6 +596,23 @@ def simulate_retry(
     return Run(sc, seed, status, ledger, w, summary, log)
 
 
+def retry_stuck_count(scenario: RetryScenario = SEED_RETRY, seeds: int = 20) -> int:
+    """In how many of ``seeds`` runs (seeds 0 … seeds − 1) the backend is still stuck at the
+    horizon: users served per second over the last 5 s below half the users' rate."""
+    n = check_int("seeds", seeds, low=1, high=10_000)
+    return sum(
+        simulate_retry(scenario, seed=k).summary["goodput_end_per_s"] < 0.5 * scenario.users_per_s
+        for k in range(n)
+    )
+
+
+def retry_storm_error_share(sc: RetryScenario = SEED_RETRY) -> float:
+    """The smallest share of failing calls at which always-retry pushes the load during the fault
+    above the backend's capacity: ``users × (1 + e) > capacity``, so ``e > capacity / users − 1``
+    (one retry). Below it the fault alone cannot start a storm."""
+    return min(1.0, max(0.0, sc.capacity_per_s / sc.users_per_s - 1.0))
+
+
 def plot_retry(runs: dict, axes=None):
     """Calls reaching the backend per second (top) and users served per second (bottom) against
     time (s), one line style per policy; the backend's capacity dashed, the fault shaded."""
@@ -683,6 +717,29 @@ SEED_FAILOVER_SURGE = replace(
     surge_end_ms=20_000.0,
     surge_factor=3.0,  # "如果是因为流量过大问题导致主服务异常" (3× assumed)
 )
+
+
+def surge_fill_ms(sc: FailoverScenario) -> float:
+    """How long into the surge A's queue wait first exceeds the call timeout (fluid): the queue
+    grows at ``λ·factor − capacity`` calls/s and a call times out once ``timeout × capacity``
+    calls are ahead of it, so ``fill = timeout × capacity / (λ·factor − capacity)``; infinite if
+    A keeps up (``λ·factor ≤ capacity``) or there is no surge. Calls arriving before this are
+    mostly answered by A; after it A times out nearly everything and the load moves to B."""
+    if sc.surge_end_ms <= sc.surge_start_ms:
+        return math.inf
+    excess = sc.rate_per_s * sc.surge_factor - sc.capacity_per_s
+    if excess <= 0:
+        return math.inf
+    return sc.timeout_ms * sc.capacity_per_s / excess
+
+
+def surge_both_fall_factor(sc: FailoverScenario) -> float:
+    """The surge factor above which the switch cannot save the surge: A is overloaded when
+    ``λ·factor > capacity``; then it times out nearly every call, every call also goes to B, and B
+    is overloaded by the same load. Below it A keeps up and B is not needed. ``capacity / λ``."""
+    if sc.rate_per_s <= 0:
+        return math.inf
+    return sc.capacity_per_s / sc.rate_per_s
 
 
 def failover_latency_ms(service_ms: float, detect_ms: float) -> float:
@@ -835,9 +892,12 @@ def simulate_failover(
         in_system=int((~fin).sum()),
         extra={"failovers": int(fo.sum()), "wasted": st.wasted},
     )
-    # the down window, after the calls already in flight at A have drained
+    # requests arriving inside the down window and inside the whole surge window; the surge is
+    # also reported from the moment A's queue wait first exceeds the timeout (surge_fill_ms)
     down = (arrive >= sc.down_start_ms) & (arrive < sc.down_end_ms) & fin
-    surge = (arrive >= sc.surge_start_ms + 2000.0) & (arrive < sc.surge_end_ms) & fin
+    surge = (arrive >= sc.surge_start_ms) & (arrive < sc.surge_end_ms) & fin
+    fill_ms = surge_fill_ms(sc)
+    settled = (arrive >= sc.surge_start_ms + fill_ms) & (arrive < sc.surge_end_ms) & fin
     first = min(
         sc.down_start_ms if sc.down_end_ms > sc.down_start_ms else math.inf,
         sc.surge_start_ms if sc.surge_end_ms > sc.surge_start_ms else math.inf,
@@ -845,7 +905,7 @@ def simulate_failover(
     normal = (arrive < first) & fin
     t = w["t"] * 1000.0
     in_down = (t >= sc.down_start_ms + 1000.0) & (t + sc.window_ms <= sc.down_end_ms)
-    in_surge = (t >= sc.surge_start_ms + 2000.0) & (t + sc.window_ms <= sc.surge_end_ms)
+    in_surge = (t >= sc.surge_start_ms + fill_ms) & (t + sc.window_ms <= sc.surge_end_ms)
     summary = {
         "mean_latency_normal_ms": float(lat[normal].mean()) if normal.any() else math.nan,
         "mean_latency_down_ms": float(lat[down].mean()) if down.any() else math.nan,
@@ -853,6 +913,8 @@ def simulate_failover(
         "success_down": _share(ok, down),
         "util_b_down": float(w["util_b"][in_down].mean()) if in_down.any() else math.nan,
         "success_surge": _share(ok, surge),
+        "success_surge_settled": _share(ok, settled),
+        "surge_fill_ms": fill_ms,
         "util_a_surge": float(w["util_a"][in_surge].mean()) if in_surge.any() else math.nan,
         "util_b_surge": float(w["util_b"][in_surge].mean()) if in_surge.any() else math.nan,
         "success_all": _share(ok, fin),
@@ -862,37 +924,49 @@ def simulate_failover(
 
 
 def plot_failover(crash: Run, surge: Run, axes=None):
-    """Top: p50 and p99 latency (ms, log scale) against time (s) while A is down (connect
-    timeouts). Bottom: during a surge, the share of requests answered (by arrival) and each
-    service's busy share."""
+    """Two runs side by side, one per column, each labelled inside its panels: left, run 1 (A
+    unreachable, connect timeouts); right, run 2 (A up, the traffic surges). Top row: p50 and p99
+    latency (ms, log scale) against time (s). Bottom row: the share of requests answered (by
+    arrival window) and each service's busy share. Panels in a row share their y axis."""
     if axes is None:
-        _, axes = new_figure(2, 1, height=2.4)
-    a0, a1 = axes
-    sc = crash.scenario
-    w = crash.windows
-    t = w["t"] + sc.window_ms / 2000.0
-    a0.plot(t, w["p99_ms"], color=COLORS["latency"], label="p99 latency")
-    a0.plot(t, w["p50_ms"], color=COLORS["latency"], ls="--", label="p50 latency")
-    a0.axhline(failover_latency_ms(sc.service_ms, sc.detect_ms), color=COLORS["capacity"], ls=":",
-               lw=1.5, label="timeout + service")
-    shade(a0, [(sc.down_start_ms / 1000, sc.down_end_ms / 1000)], label="A down")
-    a0.set_yscale("log")
-    _log_ms_ticks(a0)
-    decorate(a0, xlabel="time (s)", ylabel="latency (ms)", legend=False)
-    _legend_right(a0)
-    sc2 = surge.scenario
-    w2 = surge.windows
-    t2 = w2["t"] + sc2.window_ms / 2000.0
-    a1.plot(t2, w2["success"], color=COLORS["goodput"], label="answered share")
-    a1.plot(t2, w2["util_a"], color=COLORS["queue"], label="A busy share")
-    a1.plot(t2, w2["util_b"], color=COLORS["queue"], ls="--", label="B busy share")
-    shade(a1, [(sc2.surge_start_ms / 1000, sc2.surge_end_ms / 1000)],
-          label=f"surge ×{sc2.surge_factor:g}")
-    decorate(a1, xlabel="time (s)", ylabel="share", ylim=(0, 1.05), legend=False)
-    _legend_right(a1)
-    for ax in axes:
-        ax.set_xlim(0, sc.horizon_ms / 1000)
-    a0.figure.tight_layout()
+        import matplotlib.pyplot as plt
+
+        fig, axes = plt.subplots(2, 2, figsize=(10.0, 5.2), sharey="row")
+    axes = np.asarray(axes)
+    sc_c, sc_s = crash.scenario, surge.scenario
+    runs = [
+        (crash, f"run 1: A unreachable {sc_c.down_start_ms / 1000:g}–{sc_c.down_end_ms / 1000:g} s",
+         [(sc_c.down_start_ms / 1000, sc_c.down_end_ms / 1000)], "the run's fault window"),
+        (surge, f"run 2: A up, traffic ×{sc_s.surge_factor:g} {sc_s.surge_start_ms / 1000:g}–"
+                f"{sc_s.surge_end_ms / 1000:g} s",
+         [(sc_s.surge_start_ms / 1000, sc_s.surge_end_ms / 1000)], "the run's fault window"),
+    ]
+    for col, (run, title, spans, shade_label) in enumerate(runs):
+        sc, w = run.scenario, run.windows
+        t = w["t"] + sc.window_ms / 2000.0
+        top, bottom = axes[0, col], axes[1, col]
+        top.plot(t, w["p99_ms"], color=COLORS["latency"], label="p99 latency")
+        top.plot(t, w["p50_ms"], color=COLORS["latency"], ls="--", label="p50 latency")
+        top.axhline(failover_latency_ms(sc.service_ms, sc.detect_ms if col == 0 else sc.timeout_ms), color=COLORS["capacity"], ls=":",
+                    lw=1.5, label="timeout + service")
+        shade(top, spans, label=shade_label)
+        top.set_yscale("log")
+        top.set_ylim(20, 3000)  # a request that fails at A and at B takes two timeouts
+        _log_ms_ticks(top)
+        decorate(top, ylabel="latency (ms)" if col == 0 else None, legend=False)
+        top.text(0.02, 0.95, title, transform=top.transAxes, fontsize=9, va="top",
+                 bbox={"facecolor": "white", "alpha": 0.8, "lw": 0})
+        bottom.plot(t, w["success"], color=COLORS["goodput"], label="answered share")
+        bottom.plot(t, w["util_a"], color=COLORS["queue"], label="A busy share")
+        bottom.plot(t, w["util_b"], color=COLORS["queue"], ls="--", label="B busy share")
+        shade(bottom, spans, label=shade_label)
+        decorate(bottom, xlabel="time (s)", ylabel="share" if col == 0 else None, ylim=(0, 1.05),
+                 legend=False)
+        for ax in (top, bottom):
+            ax.set_xlim(0, sc.horizon_ms / 1000)
+    axes[0, 1].legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=8)
+    axes[1, 1].legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=8)
+    axes[0, 0].figure.tight_layout()
     return axes
 
 
@@ -925,6 +999,8 @@ class EjectionScenario:
     probe_interval_ms: float = 1000.0
     panic_threshold: float = 0.0
     bad_server: int = 0
+    datacentres: int = 1  # machines split into this many equal datacentres, in order (A1 A2 B1 ...)
+    bad_datacentre: int = -1  # >= 0: every machine of this datacentre is bad (not just bad_server)
     bad_start_ms: float = 10_000.0
     bad_end_ms: float = 25_000.0
     bad_success: float = 0.0
@@ -945,17 +1021,40 @@ class EjectionScenario:
         check_number("probe_interval_ms", self.probe_interval_ms, low=1.0, high=1e7)
         check_probability("panic_threshold", self.panic_threshold)
         check_int("bad_server", self.bad_server, low=0, high=self.servers - 1)
+        check_int("datacentres", self.datacentres, low=1, high=self.servers)
+        if self.servers % self.datacentres:
+            raise ValueError(f"servers must be a multiple of datacentres={self.datacentres}, got {self.servers}")
+        check_int("bad_datacentre", self.bad_datacentre, low=-1, high=self.datacentres - 1)
         _check_window("bad_start_ms", self.bad_start_ms, "bad_end_ms", self.bad_end_ms)
         check_probability("bad_success", self.bad_success)
         check_number("error_ms", self.error_ms, low=0.0, low_open=True, high=1e6)
         _check_horizon(self)
 
     @property
-    def names(self) -> str:
-        return SERVER_NAMES[: self.servers]
+    def per_datacentre(self) -> int:
+        return self.servers // self.datacentres
+
+    @property
+    def names(self):
+        """One letter per machine (ABCD), or with several datacentres the datacentre's letter and
+        the machine's number in it (A1, A2, B1, ...)."""
+        if self.datacentres == 1:
+            return SERVER_NAMES[: self.servers]
+        m = self.per_datacentre
+        return [f"{SERVER_NAMES[k // m]}{k % m + 1}" for k in range(self.servers)]
+
+    @property
+    def bad_label(self) -> str:
+        if self.bad_datacentre >= 0:
+            return f"datacentre {SERVER_NAMES[self.bad_datacentre]}"
+        return self.names[self.bad_server]
 
     def bad(self, i: int, t_ms: float) -> bool:
-        return i == self.bad_server and self.bad_start_ms <= t_ms < self.bad_end_ms
+        if not self.bad_start_ms <= t_ms < self.bad_end_ms:
+            return False
+        if self.bad_datacentre >= 0:
+            return i // self.per_datacentre == self.bad_datacentre
+        return i == self.bad_server
 
 
 SEED_EJECTION = EjectionScenario(
@@ -971,6 +1070,15 @@ SEED_EJECTION = EjectionScenario(
     bad_success=0.0,  # "完全不可用"
     bad_start_ms=10_000.0,
     bad_end_ms=25_000.0,  # "假如A机器从异常中恢复了，那么L5再主动将机器A加回来" (15 s assumed)
+)
+
+SEED_DATACENTRES = replace(
+    SEED_EJECTION,
+    servers=6,  # assumption: two machines in each datacentre
+    datacentres=3,  # "服务器都是分布在ABC三个机房"
+    bad_datacentre=1,  # "假设B机房整个网络故障了"
+    rate_per_s=160.0,  # assumption: each machine a sixth busy (27 of its 160 calls/s)
+    bad_success=0.0,  # "无法接受服务的B机房机器"
 )
 
 SEED_EJECTION_OVERLOAD = replace(
@@ -1024,6 +1132,34 @@ def ejection_delay_ms(fault_at_ms: float, check_interval_ms: float, threshold: f
     u = (t % i) / i
     end = (math.floor(t / i) + 1) * i
     return (end if u < thr else end + i) - t
+
+
+def datacentre_loss_success(
+    rate_per_s: float, servers: int, datacentres: int, workers: int, service_ms: float
+) -> float:
+    """Success rate once one whole datacentre is ejected: the load spreads over the
+    ``servers × (1 − 1/datacentres)`` machines left, ``server_success(λ / remaining)``."""
+    n = check_int("servers", servers, low=2)
+    d = check_int("datacentres", datacentres, low=2, high=n)
+    left = n - n // d
+    return server_success(check_number("rate_per_s", rate_per_s, low=0.0) / left, workers, service_ms)
+
+
+def datacentre_loss_max_rate(
+    servers: int, datacentres: int, workers: int, service_ms: float, min_success: float = 0.99
+) -> float:
+    """The highest total load (requests/s) at which the machines left after losing one
+    datacentre still answer ``min_success`` of the calls (bisection on
+    :func:`datacentre_loss_success`, which falls with the load)."""
+    m = check_probability("min_success", min_success)
+    lo, hi = 0.0, backend_capacity_per_s(workers, service_ms) * servers * 4
+    for _ in range(60):
+        mid = (lo + hi) / 2
+        if datacentre_loss_success(mid, servers, datacentres, workers, service_ms) >= m:
+            lo = mid
+        else:
+            hi = mid
+    return lo
 
 
 def cascade_successes(rate_per_s: float, servers: int, workers: int, service_ms: float) -> list:
@@ -1189,7 +1325,7 @@ def simulate_ejection(
     bad_late = (arrive >= sc.bad_start_ms + 2 * sc.check_interval_ms) & (arrive < sc.bad_end_ms) & done
     lost_to_bad = int(np.count_nonzero(bad & (outcome == 2)))
     after = (arrive >= sc.bad_end_ms + 2 * sc.check_interval_ms) & done
-    first_ej = [e for e in ejections if e[0] == sc.bad_server and e[1] * 1000 >= sc.bad_start_ms]
+    first_ej = [e for e in ejections if sc.bad(e[0], sc.bad_start_ms) and e[1] * 1000 >= sc.bad_start_ms]
     summary = {
         "success_bad": _share(outcome == 1, bad),
         "success_bad_late": _share(outcome == 1, bad_late),
@@ -1216,8 +1352,10 @@ def plot_ejection(runs: dict, strips=None, axes=None):
         import matplotlib.pyplot as plt
 
         n_strips = len(with_ej)
-        fig = plt.figure(figsize=(8.0, 2.8 + 1.0 * n_strips))
-        gs = fig.add_gridspec(1 + n_strips, 1, height_ratios=[2.6] + [1.0] * n_strips, hspace=0.5)
+        sc_first = next(iter(runs.values())).scenario
+        strip_h = max(1.0, 0.25 * sc_first.servers)
+        fig = plt.figure(figsize=(8.0, 2.8 + strip_h * n_strips))
+        gs = fig.add_gridspec(1 + n_strips, 1, height_ratios=[2.6] + [strip_h] * n_strips, hspace=0.5)
         axes = [fig.add_subplot(gs[0])] + [fig.add_subplot(gs[i + 1]) for i in range(n_strips)]
     a0 = axes[0]
     styles = ["-", "--", ":", "-."]
@@ -1229,7 +1367,7 @@ def plot_ejection(runs: dict, strips=None, axes=None):
             a0.plot(t, w["success"], color=COLORS["goodput"], ls=styles[j % 4], label=label)
         else:
             a0.plot(t, w["success"], color=COLORS["capacity"], lw=1.5, alpha=0.8, label=label)
-    shade(a0, [(sc0.bad_start_ms / 1000, sc0.bad_end_ms / 1000)], label=f"{sc0.names[sc0.bad_server]} bad")
+    shade(a0, [(sc0.bad_start_ms / 1000, sc0.bad_end_ms / 1000)], label=f"{sc0.bad_label} bad")
     decorate(a0, ylabel="pool success rate", ylim=(0, 1.05), legend=False)
     _legend_right(a0)
     for ax, (label, run) in zip(axes[1:], with_ej.items(), strict=False):
@@ -2640,3 +2778,259 @@ def plot_isolation(runs: dict, ax=None):
     _legend_right(ax)
     ax.set_xlim(0, sc0.horizon_ms / 1000)
     return ax
+
+
+# =========================================================================== 7b · storage split
+def storage_split(utilisation: float, stores: int, p_down: float) -> dict:
+    """One store split into ``stores`` independently deployed stores of the same size (the seed's
+    "从1个分离为3个"), the load spread evenly (an assumption). Returns per-store utilisation
+    ``ρ / k``; mean response in units of the service time for one server with a queue (M/M/1,
+    ``1 / (1 − ρ)``); the share of the data one store failure takes down (``1 / k``); with each
+    store down on a given day with probability ``p`` independently: the chance that everything is
+    down (``p^k``), that something is down (``1 − (1 − p)^k``) and the expected share of the data
+    down, ``p`` whatever ``k``: splitting shrinks the blast radius, not the expected loss."""
+    rho = check_number("utilisation", utilisation, low=0.0, high=1.0, high_open=True)
+    k = check_int("stores", stores, low=1, high=1000)
+    p = check_probability("p_down", p_down)
+    return {
+        "utilisation": rho / k,
+        "response_in_service_times": 1.0 / (1.0 - rho / k),
+        "blast_radius": 1.0 / k,
+        "p_all_down": p**k,
+        "p_any_down": 1.0 - (1.0 - p) ** k,
+        "expected_share_down": p,
+    }
+
+
+def simulate_storage_days(stores: int, p_down: float, days: int = 100_000, seed: int = 0) -> dict:
+    """Monte Carlo of :func:`storage_split`'s failure part: each day each store is down with
+    probability ``p_down``, independently (physically isolated, "即使服务器硬件故障，也不会相互影响").
+    Returns the measured shares of days with everything down, something down, and the mean share
+    of the data down."""
+    k = check_int("stores", stores, low=1, high=1000)
+    p = check_probability("p_down", p_down)
+    n = check_int("days", days, low=1, high=10_000_000)
+    rng = make_rng(check_seed(seed))
+    down = rng.random((n, k)) < p
+    per_day = down.sum(axis=1)
+    return {
+        "p_all_down": float(np.mean(per_day == k)),
+        "p_any_down": float(np.mean(per_day > 0)),
+        "expected_share_down": float(per_day.mean() / k),
+    }
+
+
+# =========================================================================== 8 · business checks
+@dataclass(frozen=True)
+class GiftConfigScenario:
+    """One day of an activity whose gift has a resource pool of ``pool_gifts`` while the operator
+    configured a daily limit of ``daily_limit`` (the seed's 100 vs 200). Times in ms.
+
+    Claims arrive as a Poisson stream. A claim is refused ("sold out today", a correct answer) once
+    the day's delivered gifts reach the live limit; otherwise it takes a gift from the pool, and
+    fails with an error when the pool is empty. The limit counts delivered gifts, so a failed
+    claim does not move it. The monitor computes the success rate (errors against all answered
+    claims) over each ``monitor_cycle_ms`` cycle and alarms at the end of the first cycle below
+    ``alarm_below``; ``fix_ms`` later the operator sets the limit to the pool. With ``check``, a
+    configuration check runs when the config is published: a limit above the pool is refused and
+    the operator publishes the corrected limit before the activity goes live.
+    """
+
+    claims_per_s: float = 5.0
+    pool_gifts: int = 100
+    daily_limit: int = 200
+    monitor_cycle_ms: float = 600_000.0
+    alarm_below: float = 0.9
+    fix_ms: float = 300_000.0
+    check: bool = False
+    horizon_ms: float = 3_600_000.0
+
+    def __post_init__(self):
+        check_number("claims_per_s", self.claims_per_s, low=0.0, low_open=True, high=MAX_RATE_PER_S)
+        check_int("pool_gifts", self.pool_gifts, low=0, high=10_000_000)
+        check_int("daily_limit", self.daily_limit, low=0, high=10_000_000)
+        check_number("monitor_cycle_ms", self.monitor_cycle_ms, low=1.0, high=MAX_HORIZON_MS)
+        check_probability("alarm_below", self.alarm_below)
+        check_number("fix_ms", self.fix_ms, low=0.0, high=MAX_HORIZON_MS)
+        if not isinstance(self.check, bool):
+            raise ValueError(f"check must be True or False, got {self.check!r}")
+        check_number("horizon_ms", self.horizon_ms, low=0.0, low_open=True, high=MAX_HORIZON_MS)
+        check_number("expected claims (claims_per_s × horizon_ms / 1000)",
+                     self.claims_per_s * self.horizon_ms / 1000.0, high=2_000_000.0)
+
+
+SEED_GIFT_CONFIG = GiftConfigScenario(
+    claims_per_s=5.0,  # assumption: a modest promotion, 18 000 claims an hour
+    pool_gifts=100,  # "原本只允许1天放量100个礼包的资源"
+    daily_limit=200,  # "错误地配置为每天放量200个"
+    monitor_cycle_ms=600_000.0,  # "每10分钟为一个周期"
+    alarm_below=0.9,  # assumption: the seed does not say what success rate alarms
+    fix_ms=300_000.0,  # assumption: 5 min from the alarm to a corrected config ("十多分钟" in all)
+    check=False,
+)
+
+
+def check_gift_config(daily_limit: int, pool_gifts: int) -> list:
+    """The configuration check's gift rule (one of the seed's "数十种业务的搭配检查规则"):
+    a daily limit above the gift's resource pool is refused before the config goes live. Returns
+    the list of violations (empty: the config may be published)."""
+    lim = check_int("daily_limit", daily_limit, low=0)
+    pool = check_int("pool_gifts", pool_gifts, low=0)
+    if lim > pool:
+        return [f"daily_limit {lim} exceeds the resource pool of {pool} gifts: claim {pool + 1} would fail"]
+    return []
+
+
+def config_errors_fluid(sc: GiftConfigScenario = SEED_GIFT_CONFIG) -> dict:
+    """Fluid version of :func:`simulate_gift_config` (claims at exactly λ per second). The pool
+    is empty at ``t_e = pool / λ``; the cycle ending at ``k × C`` alarms if its error share
+    ``(kC − max(t_e, (k − 1)C)) / C`` exceeds ``1 − alarm_below``; the fix lands ``fix_ms`` after
+    the alarm; errors are the claims between ``t_e`` and the fix, ``λ (t_fix − t_e)``. It applies
+    the model's own rules without the randomness, so it checks the bookkeeping, not the premise."""
+    lam = sc.claims_per_s / 1000.0
+    if sc.check or sc.daily_limit <= sc.pool_gifts:
+        return {"exhausted_ms": math.inf, "alarm_ms": math.inf, "fixed_ms": math.inf, "errors": 0.0}
+    t_e = sc.pool_gifts / lam
+    c = sc.monitor_cycle_ms
+    k = max(1, math.ceil(t_e / c))
+    alarm = math.inf
+    while k * c <= sc.horizon_ms:
+        start = max(t_e, (k - 1) * c)
+        if (k * c - start) / c > 1.0 - sc.alarm_below:
+            alarm = k * c
+            break
+        k += 1
+    fixed = min(alarm + sc.fix_ms, sc.horizon_ms)
+    errors = lam * max(0.0, fixed - t_e) if t_e < sc.horizon_ms else 0.0
+    return {"exhausted_ms": t_e, "alarm_ms": alarm, "fixed_ms": fixed, "errors": errors}
+
+
+@dataclass
+class _GiftState:
+    env: simpy.Environment
+    sc: GiftConfigScenario
+    rng: np.random.Generator
+    pool: simpy.Container
+    limit: int
+    delivered: int = 0
+    answers: list = field(default_factory=list)  # (t_ms, code) 1 gift, 2 refused by the limit, 3 error
+    cycle_ok: int = 0
+    cycle_err: int = 0
+    alarm_ms: float = math.inf
+    fixed_ms: float = math.inf
+
+
+def gift_claims(env, st: _GiftState):
+    """The users: a Poisson stream of claims, each handled by :func:`gift_claim`."""
+    sc = st.sc
+    yield from _poisson(env, st.rng, [(0.0, sc.horizon_ms, sc.claims_per_s)], lambda: gift_claim(st))
+
+
+def gift_claim(st: _GiftState):
+    """One claim: refused once the day's deliveries reach the live limit; otherwise take a gift
+    from the resource pool, an error when the pool is empty ("资源池当天已经没有资源了")."""
+    if st.delivered >= st.limit:
+        code = 2
+    elif st.pool.level >= 1:
+        st.pool.get(1)
+        st.delivered += 1
+        code = 1
+    else:
+        code = 3
+    st.answers.append((st.env.now, code))
+    if code == 3:
+        st.cycle_err += 1
+    else:
+        st.cycle_ok += 1
+
+
+def gift_monitor(env, st: _GiftState):
+    """The business alarm: every cycle, the success rate of the cycle's claims; below
+    ``alarm_below`` it alarms once and starts :func:`gift_operator`."""
+    sc = st.sc
+    while True:
+        yield env.timeout(sc.monitor_cycle_ms)
+        n = st.cycle_ok + st.cycle_err
+        rate = st.cycle_ok / n if n else 1.0
+        st.cycle_ok = st.cycle_err = 0
+        if rate < sc.alarm_below and math.isinf(st.alarm_ms):
+            st.alarm_ms = env.now
+            env.process(gift_operator(env, st))
+
+
+def gift_operator(env, st: _GiftState):
+    """The operator: ``fix_ms`` after the alarm, the limit is set to the pool."""
+    yield env.timeout(st.sc.fix_ms)
+    st.limit = st.sc.pool_gifts
+    st.fixed_ms = env.now
+
+
+def simulate_gift_config(
+    scenario: GiftConfigScenario = SEED_GIFT_CONFIG, seed: int = 0, *, max_events: int = DEFAULT_MAX_EVENTS
+) -> Run:
+    """Run one day of the mis-configured gift. ``summary``: gifts, refused (by the limit),
+    errors, first_error_claim (the claim number of the first error: pool + 1 without the check),
+    alarm_ms, fixed_ms, published_limit and violations (of the configuration check)."""
+    seed = _check_run_args(scenario, GiftConfigScenario, seed, max_events)
+    sc = scenario
+    violations = check_gift_config(sc.daily_limit, sc.pool_gifts)
+    limit = sc.pool_gifts if (sc.check and violations) else sc.daily_limit
+    env = simpy.Environment()
+    st = _GiftState(env, sc, make_rng(seed), simpy.Container(env, init=sc.pool_gifts, capacity=max(sc.pool_gifts, 1)),
+                    limit)
+    env.process(gift_claims(env, st))
+    env.process(gift_monitor(env, st))
+    status = _bounded(env, sc, max_events)
+    t = np.asarray([a[0] for a in st.answers], float)
+    code = np.asarray([a[1] for a in st.answers], np.int8)
+    err = np.flatnonzero(code == 3)
+    ledger = Ledger(arrived=len(code), served=int((code == 1).sum()), timed_out=0,
+                    rejected=int((code >= 2).sum()), in_system=0,
+                    extra={"refused": int((code == 2).sum()), "errors": int((code == 3).sum())})
+    summary = {
+        "gifts": int((code == 1).sum()),
+        "refused": int((code == 2).sum()),
+        "errors": int((code == 3).sum()),
+        "first_error_claim": int(err[0]) + 1 if len(err) else 0,
+        "alarm_ms": st.alarm_ms,
+        "fixed_ms": st.fixed_ms,
+        "published_limit": limit,
+        "violations": violations,
+    }
+    return Run(sc, seed, status, ledger, {"t": np.zeros(0)}, summary, {"t_ms": t, "code": code})
+
+
+def unverified_launches(activities: int, gifts_per_activity: int, p_verify: float) -> float:
+    """Expected activities launched with at least one gift nobody claimed for real, when the
+    verification is an oral agreement ("口头约定") and each gift is verified with probability
+    ``p`` independently: ``activities × (1 − p^gifts)``. A program gate leaves none."""
+    a = check_int("activities", activities, low=0)
+    g = check_int("gifts_per_activity", gifts_per_activity, low=1)
+    p = check_probability("p_verify", p_verify)
+    return a * (1.0 - p**g)
+
+
+def simulate_verification(
+    activities: int = 400, gifts_per_activity: int = 10, p_verify: float = 0.99, enforced: bool = False,
+    seed: int = 0,
+) -> dict:
+    """One month of launches. The colleague claims each gift with the test QQ number with
+    probability ``p_verify`` (the claim leaves a participation record). Oral agreement: every
+    activity launches. Enforced ("通过程序去保证的"): the platform checks that the test QQ
+    number has a record in every sub-activity and refuses the launch otherwise, sending the
+    colleague back; the launch goes through once every gift has a record. Returns launched
+    unverified activities, refused launch attempts and gifts verified in all."""
+    a = check_int("activities", activities, low=0, high=1_000_000)
+    g = check_int("gifts_per_activity", gifts_per_activity, low=1, high=10_000)
+    p = check_number("p_verify", p_verify, low=0.0, low_open=True, high=1.0)
+    if not isinstance(enforced, bool):
+        raise ValueError(f"enforced must be True or False, got {enforced!r}")
+    rng = make_rng(check_seed(seed))
+    unverified = refused = 0
+    for _ in range(a):
+        records = rng.random(g) < p  # a record for each gift the colleague really claimed
+        while enforced and not records.all():  # the gate: every sub-activity needs a record
+            refused += 1
+            records |= rng.random(g) < p
+        unverified += int(not records.all())
+    return {"unverified_launched": unverified, "refused_launches": refused}

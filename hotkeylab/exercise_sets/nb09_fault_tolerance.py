@@ -83,3 +83,30 @@ def _bypass_latency(answer):
         unit="ms",
         hint="core + E[min(R, 20)] = core + m·(1 − e^(−20/m)).",
     )
+
+
+@exercise("09.config_errors")
+def _config_errors(answer):
+    """Pool 100, daily limit 200, claims at 2/s; the alarm fires at the end of the first 10-min
+    cycle and the fix lands 5 min later. Failed claims (fluid)?"""
+    from dataclasses import replace
+
+    return close_to(
+        answer,
+        ft.config_errors_fluid(replace(ft.SEED_GIFT_CONFIG, claims_per_s=2.0))["errors"],
+        rel=0.01,
+        unit="claims",
+        hint="The pool is empty after 100 / 2 s; every claim from then until 15 min fails.",
+    )
+
+
+@exercise("09.split_any_down")
+def _split_any_down(answer):
+    """Five isolated stores, each down on a day with probability 1%: share of days with
+    something down?"""
+    return close_to(
+        answer,
+        ft.storage_split(0.6, 5, 0.01)["p_any_down"],
+        rel=0.01,
+        hint="Nothing is down with probability 0.99⁵; something is down otherwise.",
+    )
