@@ -54,15 +54,19 @@ def exercise(exercise_id: str):
     return register
 
 
-def _load() -> None:
+def _load(prefix: str | None = None) -> None:
+    """Import the exercise sets: all of them, or only notebook ``prefix``'s (``"04a"`` loads
+    ``nb04a_*.py``), so one notebook's checks do not depend on another notebook's set importing."""
     global _LOADED
     if _LOADED:
         return
     from . import exercise_sets
 
     for mod in pkgutil.iter_modules(exercise_sets.__path__):
-        importlib.import_module(f"{exercise_sets.__name__}.{mod.name}")
-    _LOADED = True
+        if prefix is None or mod.name.startswith(f"nb{prefix}_"):
+            importlib.import_module(f"{exercise_sets.__name__}.{mod.name}")
+    if prefix is None:
+        _LOADED = True
 
 
 def ids() -> list[str]:
@@ -73,7 +77,10 @@ def ids() -> list[str]:
 
 def check(exercise_id: str, answer) -> Feedback:
     """Check ``answer`` for ``exercise_id``; unknown ids raise ValueError listing the known ones."""
-    _load()
+    if exercise_id not in _REGISTRY:
+        _load(exercise_id.split(".", 1)[0])
+    if exercise_id not in _REGISTRY:
+        _load()
     if exercise_id not in _REGISTRY:
         raise ValueError(f"exercise_id must be one of {sorted(_REGISTRY)}, got {exercise_id!r}")
     ok, message = _REGISTRY[exercise_id](answer)

@@ -72,3 +72,18 @@ def test_whole_number_checkers_do_not_truncate():
     assert not exercises.check("03.owners_three_dcs", k + 0.7).ok  # int() used to accept this as k
     assert not exercises.check("02.round_trips_to_remove", float("nan")).ok
     assert not exercises.check("08.healthy_in_flight", float("nan")).ok
+
+
+def test_one_notebooks_check_loads_only_its_own_exercise_set():
+    """A broken exercise set must not break every notebook's checks: check("01.…") imports nb01 only."""
+    import subprocess
+    import sys
+
+    code = (
+        "import sys\n"
+        "from hotkeylab.exercises import check\n"
+        "check('01.latency_32_threads', 1)\n"
+        "print(sorted(m for m in sys.modules if m.startswith('hotkeylab.exercise_sets.nb')))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "['hotkeylab.exercise_sets.nb01_hot_row']"
