@@ -15,19 +15,27 @@ a MySQL table in full. The postmortem's four problems:
    goes *through* it to MySQL, which collapses;
 4. a parameter-loss bug in the defence layer turns a query into a full-table scan: the last straw.
 
-Model: a **time-stepped** simulation (one step = ``step_ms``, a fixed number of ``steps``) of a small
-dependency graph (:data:`GATEWAY_GRAPH`, plain dataclasses): clients → access layer (defence
-checks, dispatch) → Jimdb hot shard / app layer → MySQL; monitoring → Jimdb; call logs → JMQ → ES;
-the fallback *Jimdb unavailable → MySQL*. Each component has a capacity; one function per actor
-the postmortem names steps it (:func:`clients_step`, :func:`token_bucket_step`,
+Model: a **time-stepped** simulation (one step = ``step_ms``, a fixed number of ``steps``) in which
+one function per actor the postmortem names steps it (:func:`clients_step`, :func:`token_bucket_step`,
 :func:`access_step`, :func:`jimdb_step`, :func:`mysql_step`, :func:`log_sender_step`,
-:func:`jvm_step`). The seed draws Poisson arrivals and the load balancer's uneven host weights.
+:func:`jvm_step`); :func:`simulate` wires them together in code: clients → access layer (defence
+checks, dispatch) → Jimdb hot shard / app layer → MySQL; monitoring → Jimdb; call logs → JMQ → ES;
+the fallback *Jimdb unavailable → MySQL*. :data:`GATEWAY_GRAPH` describes the same dependencies for
+the drawing (:func:`plot_graph`) only; the simulation does not read it. The seed draws Poisson
+arrivals and the load balancer's uneven host weights.
 
-Fixes (:class:`Fixes`, switches; parameters in :class:`Scenario`): the postmortem's degrade
-monitoring, degrade logging (blacklist the hot API's logs), local JVM cache (hit ratio), split Jimdb
-clusters, token-bucket admission, the full-scan fix, block the release at login (how the flood
-actually drained), and two standard hot-key defences: request coalescing (singleflight) and
-negative caching.
+The last straw (问题四) is modelled as a mechanism: a lost parameter turns a fallback lookup into a
+full-table scan; MySQL runs every scan it accepts (a caller's timeout does not stop it) and the scan's
+rows stream into the issuing host's heap (:class:`_Scans`), where the bounded log queue already
+holds most of the room. The scans keep MySQL saturated (down, for its callers) after Jimdb recovers,
+and their rows finish off the hosts.
+
+Fixes (:class:`Fixes`, switches; parameters in :class:`Scenario`): the postmortem's five numbered
+fixes (解决问题一 … 五: degrade monitoring; degrade logging; local JVM cache, the code-bug fix and
+split Jimdb clusters; token-bucket admission; check the SQL for full scans; six switches here, as
+the code-bug fix and the SQL check are one switch and the local cache is a hit ratio), the block of
+the release at login (how the flood actually drained, 想一想), and two standard hot-key defences:
+request coalescing (singleflight) and negative caching.
 
 Ledger (requests): ``arrived = served + timed_out (waited too long in the access queue, or failed at a
 dependency) + rejected (token bucket) + in_system (access queue at the end)``. Every node also keeps
@@ -87,6 +95,10 @@ __all__ = [
     "backlog_growth_per_s",
     "hours_to_backlog",
     "heap_fill_s",
+    "young_gc_per_s",
+    "alarm_order_map",
+    "OrderMap",
+    "plot_order_map",
     "peak_loads",
     "KeyFetches",
     "simulate_key_fetches",
@@ -168,40 +180,51 @@ def coalesced_rate_per_s(rate_per_s: float, hold_ms: float) -> float:
     return lam / (1.0 + lam * hold / 1000.0)
 
 
-def mm1_latency_ms(service_ms: float, utilisation: float, timeout_ms: float) -> float:
-    """Mean response time ``s / (1 − u)`` of a saturating server, capped at the client's timeout
-    (at or above full load every caller waits for the timeout)."""
+def mm1_latency_ms(fixed_ms: float, capacity_per_s: float, utilisation: float, timeout_ms: float) -> float:
+    """Mean response time of one operation: a fixed part (network round trip, for MySQL also the
+    query's own execution) plus the M/M/1 time in a server of ``capacity_per_s``, whose service time
+    is ``1/capacity``: ``fixed + (1000 / C) / (1 − u)`` ms, capped at the client's timeout (at or
+    above full load every caller waits for the timeout).
+
+    The service time is *not* the round trip: a shard that does 80,000 ops/s serves one in
+    12.5 µs; a 1 ms round trip is spent on the wire, where no queue forms."""
     if utilisation >= 1.0:
         return timeout_ms
-    return min(timeout_ms, service_ms / (1.0 - utilisation))
+    return min(timeout_ms, fixed_ms + 1000.0 / capacity_per_s / (1.0 - utilisation))
 
 
 def coalesced_utilisation(
     rate_per_key_per_s: float,
     callers: float,
-    service_ms: float,
+    network_ms: float,
     capacity_per_s: float,
     other_per_s: float = 0.0,
     timeout_ms: float = math.inf,
 ) -> float:
     """Utilisation of a server whose hot-key reads are coalesced (singleflight) by ``callers``
     (hosts × keys), each seeing ``rate_per_key_per_s``, while ``other_per_s`` uncoalesced
-    operations share it. With latency ``L = s / (1 − u)`` the fixed point
-    ``u = b + a (1 − u) / (1 − u + c)`` (``a`` = callers·λ/C, ``b`` = other/C, ``c`` = λ·s) is the
-    smaller root of ``u² − u (1 + a + b + c) + a + b (1 + c) = 0``. If the other load alone fills the
+    operations share it.
+
+    A fetch lasts ``L = n + s / (1 − u)`` (``n`` = network round trip, ``s = 1/C`` the service
+    time, see :func:`mm1_latency_ms`), and each caller sends ``λ / (1 + λL)``, so
+    ``u = b + a / (1 + λL)`` with ``a`` = callers·λ/C, ``b`` = other/C. In ``x = 1 − u`` this is
+    ``c₁x² − ((1 − b)c₁ − c₂ − a)x − (1 − b)c₂ = 0`` with ``c₁ = 1 + λn``, ``c₂ = λs``: one
+    positive root (the product of the roots is negative). If the other load alone fills the
     server, callers wait for ``timeout_ms`` and each sends ``λ / (1 + λ·timeout)``."""
     lam = check_number("rate_per_key_per_s", rate_per_key_per_s, low=0.0)
     n = check_number("callers", callers, low=0.0)
-    s = check_number("service_ms", service_ms, low=0.0)
+    net = check_number("network_ms", network_ms, low=0.0)
     cap = check_number("capacity_per_s", capacity_per_s, low=0.0, low_open=True)
     other = check_number("other_per_s", other_per_s, low=0.0)
     tmo = check_number("timeout_ms", timeout_ms, low=0.0, low_open=True, allow_inf=True)
-    a, b, c = n * lam / cap, other / cap, lam * s / 1000.0
+    a, b = n * lam / cap, other / cap
     if b >= 1.0:
         return b + n * lam / (1.0 + lam * tmo / 1000.0) / cap if math.isfinite(tmo) else b
-    big_b = 1.0 + a + b + c
-    d = a + b * (1.0 + c)
-    return (big_b - math.sqrt(max(big_b * big_b - 4.0 * d, 0.0))) / 2.0
+    c1 = 1.0 + lam * net / 1000.0
+    c2 = lam / cap  # λ × service time (1/C), both per second
+    big_b = (1.0 - b) * c1 - c2 - a
+    x = (big_b + math.sqrt(big_b * big_b + 4.0 * c1 * (1.0 - b) * c2)) / (2.0 * c1)
+    return 1.0 - x
 
 
 def backlog_growth_per_s(in_per_s: float, out_per_s: float) -> float:
@@ -308,7 +331,9 @@ FIX_NAMES = (
     "singleflight",
     "negative_cache",
 )
-#: the postmortem's own fixes (singleflight and negative caching are the standard extra defences)
+#: the postmortem's own measures: its five numbered fixes as six switches (fix_full_scan covers the
+#: code-bug fix of 解决问题三 and the SQL check of 解决问题五) and the login block of 想一想.
+#: Singleflight and negative caching are standard extra defences, not the seed's.
 SEED_FIX_NAMES = FIX_NAMES[:7]
 FIX_LABELS = {
     "degrade_monitoring": "degrade monitoring",
@@ -393,7 +418,7 @@ class Scenario:
     restart_ms: float = 5 * MIN_MS  # a crashed host is back after this (empty heap)
     # jimdb (Redis)
     shard_ops_per_s: float = 80_000.0  # capacity of the shard holding the hot keys
-    jimdb_op_ms: float = 1.0  # one operation, network included, on an idle shard
+    jimdb_net_ms: float = 1.0  # network round trip of one operation (service time is 1/capacity)
     jimdb_timeout_ms: float = 500.0  # client timeout of one jimdb operation
     check_reads_per_call: int = 2  # defence checks: token and pin
     monitor_writes_per_call: float = 2.0  # monitoring: performance and error counters
@@ -403,16 +428,17 @@ class Scenario:
     dba_capacity_factor: float = 2.0  # capacity after the DBA's scale-up (1 = no scale-up)
     # mysql (the gateway's database)
     mysql_qps: float = _MYSQL_QPS  # point queries/s at 100 % CPU
-    mysql_query_ms: float = 2.0  # one point query on an idle database
+    mysql_query_ms: float = 2.0  # one point query's own time (network + execution), no queueing
     mysql_timeout_ms: float = 1_000.0  # a query slower than this has failed for its caller
     app_queries_per_call: float = 0.5  # share of calls whose app layer queries the gateway db
     param_loss_share: float = 0.002  # share of fallback lookups that lose the pin parameter
     full_scan_cost: float = 5_000.0  # a full-table scan costs this many point queries
-    full_scan_ms: float = 2_000.0  # how long one full scan runs
-    full_scan_result_mb: float = 20.0  # rows a full scan drags into the gateway's heap
+    full_scan_ms: float = 2_000.0  # how long one full scan runs on an idle database
+    full_scan_result_mb: float = 5.0  # rows a full scan streams into the issuing host's heap
     # logs
     logs_per_call: float = 1.0  # call logs per call
     log_kb: float = 2.0  # one pending log message in the heap
+    log_buffer_mb: float = 2_048.0  # bound of a host's in-heap queue of pending logs (more: dropped)
     jmq_msgs_per_s: float = 15_000.0  # messages/s the gateway's JMQ connections can send
     es_docs_per_s: float = 2_000.0  # documents/s Elasticsearch indexes from JMQ
     # fixes (parameters; switches in ``fixes``)
@@ -458,8 +484,8 @@ class Scenario:
         check_number("thread_cpu_share", self.thread_cpu_share, low=0.0, high=1.0)
         check_number("restart_ms", self.restart_ms, low=0.0, high=1e9)
         check_number("shard_ops_per_s", self.shard_ops_per_s, **pos, high=1e9)
-        check_number("jimdb_op_ms", self.jimdb_op_ms, **pos, high=1e5)
-        check_number("jimdb_timeout_ms", self.jimdb_timeout_ms, low=self.jimdb_op_ms, high=1e6)
+        check_number("jimdb_net_ms", self.jimdb_net_ms, low=0.0, high=1e5)
+        check_number("jimdb_timeout_ms", self.jimdb_timeout_ms, low=self.jimdb_net_ms, low_open=True, high=1e6)
         check_int("check_reads_per_call", self.check_reads_per_call, low=1, high=100)
         check_number("monitor_writes_per_call", self.monitor_writes_per_call, low=0.0, high=100.0)
         check_number("failover_after_ms", self.failover_after_ms, low=0.0, high=1e9)
@@ -472,10 +498,11 @@ class Scenario:
         check_probability("app_queries_per_call", self.app_queries_per_call)
         check_probability("param_loss_share", self.param_loss_share)
         check_number("full_scan_cost", self.full_scan_cost, low=1.0, high=1e9)
-        check_number("full_scan_ms", self.full_scan_ms, low=0.0, high=1e7)
+        check_number("full_scan_ms", self.full_scan_ms, low=1.0, high=1e7)
         check_number("full_scan_result_mb", self.full_scan_result_mb, low=0.0, high=1e5)
         check_number("logs_per_call", self.logs_per_call, low=0.0, high=100.0)
         check_number("log_kb", self.log_kb, low=0.0, high=1e5)
+        check_number("log_buffer_mb", self.log_buffer_mb, low=0.0, high=1e7, allow_inf=True)
         check_number("jmq_msgs_per_s", self.jmq_msgs_per_s, **pos, high=1e9)
         check_number("es_docs_per_s", self.es_docs_per_s, low=0.0, high=1e9)
         check_probability("local_cache_hit_ratio", self.local_cache_hit_ratio)
@@ -542,7 +569,7 @@ def _seed_incident() -> Scenario:
         thread_cpu_share=0.0003,  # assumption: 200 switching threads cost 6 % CPU
         restart_ms=5 * MIN_MS,  # "重启服务器已经无济于事": assumption, 5 min to restart
         shard_ops_per_s=80_000.0,  # "造成了 jimdb 的分片热点": assumption, one shard's capacity
-        jimdb_op_ms=1.0,  # assumption
+        jimdb_net_ms=1.0,  # assumption: a round trip in one datacentre; service time is 1/capacity
         jimdb_timeout_ms=500.0,  # assumption
         check_reads_per_call=2,  # "防御校验逻辑中校验 token 和 pin 的业务依赖于 jimdb"
         monitor_writes_per_call=2.0,  # "监控包括网关性能和网关错误，而这些数据都是通过 jimdb 进行存储的"
@@ -558,9 +585,11 @@ def _seed_incident() -> Scenario:
         param_loss_share=0.002,  # "网关防御层的一些代码 bug，造成参数丢失": assumption 0.2 %
         full_scan_cost=5_000.0,  # "形成查询数据库进行全库扫描": assumption, 5,000 point queries
         full_scan_ms=2_000.0,  # assumption
-        full_scan_result_mb=20.0,  # "通过对 Jmap 进行分析，发现有 sql 会对 mysql 进行全表扫库": assumption
+        full_scan_result_mb=5.0,  # "通过对 Jmap 进行分析，发现有 sql 会对 mysql 进行全表扫库": the rows were
+        # in the gateway's heap; 5 MB (e.g. 50,000 rows of 100 B) is an assumption
         logs_per_call=1.0,  # "网关日调用量 8亿+" and "网关日志 JMQ 积压 8亿+": one log per call
         log_kb=2.0,  # assumption
+        log_buffer_mb=2_048.0,  # assumption: the sender's bounded in-heap queue (2 of 3 GB free heap)
         jmq_msgs_per_s=15_000.0,  # "请求 jmq 的连接不足": assumption, what the connections send
         es_docs_per_s=2_000.0,  # "网关日志 ES 容量 2T": assumption, ES indexing rate
     )
@@ -590,6 +619,7 @@ ALARM_TEXT = {
     "young_gc": "对 Jstack 进行分析，发现 youngGc 异常频繁 (young GC very frequent)",
     "full_scan": "通过对 Jmap 进行分析，发现有 sql 会对 mysql 进行全表扫库 (full-table scan)",
     "mysql_cpu": "网关数据库 CPU 使用率 85% (database CPU 85 %)",
+    "mysql_down": "最终 mysql 恶化成服务宕机 (mysql degrades into an outage)",
 }
 
 #: the local cache hit ratio used for the "local_cache" fix (assumption)
@@ -638,6 +668,63 @@ class _Hosts:
     young_gc_per_s: np.ndarray
     threads: np.ndarray
     crashes: list = field(default_factory=list)
+
+
+@dataclass
+class _Scans:
+    """The full-table scans MySQL is running, in cohorts ``[progress at start, count per host]``.
+
+    All running scans share MySQL alike (processor sharing), so each advances by the same amount a
+    step and they finish in the order they started: ``progress`` counts scans' worth of work done
+    per running scan since the run began; a cohort is done when it has advanced by 1. While a scan
+    runs, its rows stream into the issuing host's heap (the JDBC driver buffers a whole result
+    set), so a host holds ``result_mb × (progress − start)`` per running scan. A stream that keeps
+    delivering rows never trips a read timeout: the caller gave up long ago, the thread and the rows
+    stay until the scan ends or its host dies (MySQL then aborts it)."""
+
+    n_hosts: int
+    progress: float = 0.0
+    cohorts: deque = field(default_factory=deque)
+    count: np.ndarray = None  # running scans per host
+    start_sum: np.ndarray = None  # Σ start progress of the running scans, per host
+
+    def __post_init__(self):
+        self.count = np.zeros(self.n_hosts)
+        self.start_sum = np.zeros(self.n_hosts)
+
+    def start(self, per_host: np.ndarray):
+        if per_host.any():
+            self.cohorts.append([self.progress, per_host.copy()])
+            self.count += per_host
+            self.start_sum += per_host * self.progress
+
+    def advance(self, by: float) -> float:
+        """Advance every running scan by ``by`` scans' worth; returns the scans that finished."""
+        self.progress += by
+        done = 0.0
+        while self.cohorts and self.progress >= self.cohorts[0][0] + 1.0:
+            p0, c = self.cohorts.popleft()
+            done += float(c.sum())
+            self.count -= c
+            self.start_sum -= c * p0
+        if not self.cohorts:
+            self.count[:] = 0.0
+            self.start_sum[:] = 0.0
+        return done
+
+    def held_mb(self, result_mb: float) -> np.ndarray:
+        """Rows each host holds for its running scans (MB)."""
+        return np.maximum(0.0, result_mb * (self.count * self.progress - self.start_sum))
+
+    def abort(self, dead: np.ndarray) -> float:
+        """The hosts in ``dead`` are gone: their scans stop. Returns how many."""
+        gone = float(self.count[dead].sum())
+        if gone:
+            for c in self.cohorts:
+                c[1][dead] = 0.0
+            self.count[dead] = 0.0
+            self.start_sum[dead] = 0.0
+        return gone
 
 
 @dataclass
@@ -722,43 +809,58 @@ def jimdb_step(shard: _Shard, sc: Scenario, t_ms: float, offered_ops: float) -> 
     return 1.0, u, True
 
 
-def mysql_step(sc: Scenario, work: float) -> tuple[float, float]:
-    """MySQL: ``work`` in point-query units this step; at ``u ≥ 1`` only ``1/u`` of the queries
-    finish within the timeout. Returns (success share, utilisation)."""
-    u = work / (sc.mysql_qps * sc.step_ms / 1000.0)
-    return (1.0 if u <= 1.0 else 1.0 / u), u
+def mysql_step(sc: Scenario, scans: _Scans, work: float) -> tuple[float, float, float]:
+    """MySQL: ``work`` in point-query units this step, plus the running full scans, each of which
+    wants ``full_scan_cost`` units over ``full_scan_ms``. Utilisation ``u`` = demand / capacity. At
+    ``u ≥ 1`` everything runs ``u`` times slower: only ``1/u`` of the point queries finish within
+    the timeout, and every scan advances ``1/u`` as fast. Returns (success share of point queries,
+    utilisation, scans finished this step)."""
+    cap = sc.mysql_qps * sc.step_ms / 1000.0
+    running = float(scans.count.sum())
+    scan_work = running * sc.full_scan_cost * sc.step_ms / sc.full_scan_ms
+    u = (work + scan_work) / cap
+    speed = 1.0 if u <= 1.0 else 1.0 / u
+    done = scans.advance(speed * sc.step_ms / sc.full_scan_ms) if running else 0.0
+    return speed, u, done
 
 
-def log_sender_step(hosts: _Hosts, sc: Scenario, logs: np.ndarray, send_cap: float) -> float:
-    """Call logs: each host queues its logs in the heap; its share of the JMQ connections sends at
-    most ``send_cap`` per step. Blocked senders pile up as threads (Little's law: threads = log
-    rate × time a log waits, capped at ``sender_threads_max``). Returns the messages sent."""
+def log_sender_step(hosts: _Hosts, sc: Scenario, logs: np.ndarray, send_cap: float) -> tuple[float, float]:
+    """Call logs: each host queues its logs in the heap, at most ``log_buffer_mb`` of them (a
+    bounded queue: logs beyond it are dropped); its share of the JMQ connections sends at most
+    ``send_cap`` per step. Blocked senders pile up as threads (Little's law: threads = log rate ×
+    time a log waits, capped at ``sender_threads_max``). Returns (messages sent, messages dropped)."""
     pending = hosts.pending + logs
     sent = np.minimum(pending, send_cap)
-    hosts.pending = pending - sent
+    pending = pending - sent
+    bound = sc.log_buffer_mb * 1024.0 / sc.log_kb if sc.log_kb > 0 else math.inf
+    dropped = np.maximum(0.0, pending - bound)
+    hosts.pending = pending - dropped
     # threads = (logs/s) × (pending / send rate + 2 ms)
     busy = logs * (hosts.pending / max(send_cap, 1e-9) + 0.002 * 1000.0 / sc.step_ms)
     hosts.threads = np.minimum(float(sc.sender_threads_max), busy)
-    return float(sent.sum())
+    return float(sent.sum()), float(dropped.sum())
 
 
-def jvm_step(hosts: _Hosts, sc: Scenario, calls: np.ndarray, scans: np.ndarray, t_ms: float) -> float:
-    """Each host's JVM: pending logs fill the old generation, so the young generation shrinks in
-    proportion to the free heap (down to 1/16 of ``young_mb``) and collections come faster
-    (``young GC/s = allocation / young``);
-    each pauses ``gc_pause_ms``. A host whose pending logs fill the heap dies (OOM) and restarts
-    after ``restart_ms`` with an empty heap (its pending logs are lost). Returns the logs lost."""
+def jvm_step(
+    hosts: _Hosts, sc: Scenario, calls: np.ndarray, scan_mb: np.ndarray, scan_rows_mb: np.ndarray, t_ms: float
+) -> tuple[float, np.ndarray]:
+    """Each host's JVM: pending logs and the rows of running full scans (``scan_mb``) fill the old
+    generation, so the young generation shrinks in proportion to the free heap (down to 1/16 of
+    ``young_mb``) and collections come faster (``young GC/s = allocation / young``; the calls'
+    garbage and the scan rows that arrived this step, ``scan_rows_mb``, are the allocation); each
+    pauses ``gc_pause_ms``. A host whose heap is full dies (OOM) and restarts after ``restart_ms``
+    with an empty heap (its pending logs are lost). Returns (logs lost, the hosts that died)."""
     dt_s = sc.step_ms / 1000.0
     room = sc.heap_mb - sc.live_mb
-    free = room - hosts.pending * (sc.log_kb / 1024.0)
+    free = room - hosts.pending * (sc.log_kb / 1024.0) - scan_mb
     young = np.clip((sc.young_mb / room) * free, sc.young_mb / 16.0, sc.young_mb)  # JVM keeps a minimum
-    alloc = calls * (sc.alloc_kb_per_call / 1024.0 / dt_s) + scans * (sc.full_scan_result_mb / dt_s)
+    alloc = calls * (sc.alloc_kb_per_call / 1024.0 / dt_s) + scan_rows_mb / dt_s
     hosts.young_gc_per_s = alloc / young
     hosts.gc_share = np.minimum(0.95, hosts.young_gc_per_s * (sc.gc_pause_ms / 1000.0))
     hosts.thread_share = np.minimum(0.95, hosts.threads * sc.thread_cpu_share)
-    if free.min() > 0.0:
-        return 0.0
     dead = hosts.up & (free <= 0.0)
+    if not dead.any():
+        return 0.0, dead
     lost = float(hosts.pending[dead].sum())
     for arr in (hosts.pending, hosts.gc_share, hosts.thread_share, hosts.young_gc_per_s, hosts.threads):
         arr[dead] = 0.0
@@ -766,7 +868,7 @@ def jvm_step(hosts: _Hosts, sc: Scenario, calls: np.ndarray, scans: np.ndarray, 
     hosts.down_until_ms[dead] = t_ms + sc.step_ms + sc.restart_ms
     for i in np.flatnonzero(dead):
         hosts.crashes.append((t_ms + sc.step_ms, int(i)))
-    return lost
+    return lost, dead
 
 
 # --------------------------------------------------------------------------- results
@@ -775,7 +877,8 @@ _SERIES = (
     "timeouts", "queue", "latency_ms", "availability", "hosts_up", "gateway_cpu", "gateway_cpu_max", "gateway_util",
     "gc_share", "young_gc_per_s", "threads", "heap_used", "jimdb_util", "jimdb_up", "jimdb_ops",
     "jimdb_mon_util", "jimdb_mon_up", "mysql_util", "mysql_work", "fallthrough", "full_scans",
-    "logs", "pending", "jmq_util", "jmq_sent", "jmq_backlog", "es_indexed",
+    "logs", "pending", "jmq_util", "jmq_sent", "jmq_backlog", "es_indexed", "mysql_ok", "scans_running",
+    "scan_mb_max", "logs_dropped",
 )  # fmt: skip
 _NODES = ("clients", "access", "monitoring", "jimdb", "jimdb_mon", "app", "mysql", "logs", "jmq", "es")
 
@@ -885,6 +988,8 @@ def simulate(scenario: Scenario = SEED_INCIDENT, seed: int = 0) -> Run:
         threads=np.zeros(n_hosts),
     )
     shard, mon = _Shard(sc.shard_ops_per_s), _Shard(sc.shard_ops_per_s)
+    running = _Scans(n_hosts)  # the full scans MySQL is running, per issuing host
+    db_util = 0.0
     queue: deque = deque()
     q_len = 0
     timeout_steps = max(1, int(math.ceil(sc.client_timeout_ms / dt - 1e-9)))
@@ -959,7 +1064,7 @@ def simulate(scenario: Scenario = SEED_INCIDENT, seed: int = 0) -> Run:
         other = 0.0 if split else writes
         if fx.singleflight and miss > 0 and shard.up(t):
             u_sf = coalesced_utilisation(
-                miss / dt_s / callers, callers, sc.jimdb_op_ms, shard.capacity_per_s, other / dt_s,
+                miss / dt_s / callers, callers, sc.jimdb_net_ms, shard.capacity_per_s, other / dt_s,
                 sc.jimdb_timeout_ms,
             )  # fmt: skip
             to_shard = max(0.0, u_sf * shard.capacity_per_s * dt_s - other)
@@ -980,25 +1085,29 @@ def simulate(scenario: Scenario = SEED_INCIDENT, seed: int = 0) -> Run:
         lost_param = fallthrough * pl_share
         points = fallthrough - lost_param
         scans = lost_param
-        hold = (sc.full_scan_ms if fx.singleflight else 0.0) + (
-            sc.negative_cache_ttl_ms if fx.negative_cache else 0.0
-        )
+        scan_ms = sc.full_scan_ms * max(1.0, db_util)  # how long a scan runs now (last step's load)
+        hold = (scan_ms if fx.singleflight else 0.0) + (sc.negative_cache_ttl_ms if fx.negative_cache else 0.0)
         if lost_param > 0 and hold > 0:  # one key ("pin" = null) per host
             per_host = max(n_up, 1)
             scans = per_host * coalesced_rate_per_s(lost_param / dt_s / per_host, hold) * dt_s
+        running.start(share * scans)  # each scan from the host that issued it
         j_pass = (h + (1.0 - h) * (j_ok if j_up else 1.0)) ** reads  # not timed out at jimdb
         app_q = processed * j_pass * sc.app_queries_per_call
-        base_work = app_q + scans * sc.full_scan_cost
+        scan_demand = float(running.count.sum()) * sc.full_scan_cost * dt / sc.full_scan_ms
         if fx.singleflight and points > 0:
             u_db = coalesced_utilisation(
-                points / dt_s / callers, callers, sc.mysql_query_ms, sc.mysql_qps, base_work / dt_s,
-                sc.mysql_timeout_ms,
+                points / dt_s / callers, callers, sc.mysql_query_ms, sc.mysql_qps,
+                (app_q + scan_demand) / dt_s, sc.mysql_timeout_ms,
             )  # fmt: skip
-            points_db = max(0.0, u_db * sc.mysql_qps * dt_s - base_work)
+            points_db = max(0.0, u_db * sc.mysql_qps * dt_s - app_q - scan_demand)
         else:
             points_db = points
-        work = points_db + base_work
-        db_ok, db_util = mysql_step(sc, work)
+        work = points_db + app_q
+        held_before = running.held_mb(sc.full_scan_result_mb)
+        db_ok, db_util, scans_done = mysql_step(sc, running, work)
+        held = running.held_mb(sc.full_scan_result_mb)
+        scan_rows = np.maximum(0.0, held - held_before)  # rows that streamed in this step (MB)
+        work += scan_demand
         queries = points_db + scans + app_q
 
         # the calls' fate: every lookup must pass, then the app layer's query (if any)
@@ -1010,9 +1119,9 @@ def simulate(scenario: Scenario = SEED_INCIDENT, seed: int = 0) -> Run:
         app_in = processed * j_pass
 
         # mean latency of a processed call (ms)
-        lj = mm1_latency_ms(sc.jimdb_op_ms, j_util, sc.jimdb_timeout_ms)
-        ldb = mm1_latency_ms(sc.mysql_query_ms, db_util, sc.mysql_timeout_ms)
-        per_lookup = lj if j_up else sc.jimdb_op_ms + ldb
+        lj = mm1_latency_ms(sc.jimdb_net_ms, shard.capacity_per_s, j_util, sc.jimdb_timeout_ms)
+        ldb = mm1_latency_ms(sc.mysql_query_ms, sc.mysql_qps, db_util, sc.mysql_timeout_ms)
+        per_lookup = lj if j_up else sc.jimdb_net_ms + ldb
         latency = wait_ms + sc.base_latency_ms + reads * (1.0 - h) * per_lookup + sc.app_queries_per_call * ldb
 
         # call logs → JMQ → ES; each host's JVM
@@ -1020,9 +1129,11 @@ def simulate(scenario: Scenario = SEED_INCIDENT, seed: int = 0) -> Run:
         logs_h = calls_h * (sc.logs_per_call * log_share)
         logs_total = processed * sc.logs_per_call * log_share
         send_cap = sc.jmq_msgs_per_s * dt_s / max(n_up, 1)
-        sent = log_sender_step(hosts, sc, logs_h, send_cap)
-        logs_lost = jvm_step(hosts, sc, calls_h, share * scans, t)
-        if logs_lost or hosts.crashes and hosts.crashes[-1][0] == t_end:
+        sent, logs_dropped = log_sender_step(hosts, sc, logs_h, send_cap)
+        logs_lost, dead = jvm_step(hosts, sc, calls_h, held, scan_rows, t)
+        scans_aborted = running.abort(dead) if dead.any() else 0.0
+        logs_lost += logs_dropped
+        if dead.any():
             n_up = int(np.count_nonzero(hosts.up))
             n_down = n_hosts - n_up
             wup = hosts.weight * hosts.up
@@ -1038,7 +1149,8 @@ def simulate(scenario: Scenario = SEED_INCIDENT, seed: int = 0) -> Run:
             jimdb_in, jimdb_in * j_ok, jimdb_in * (1.0 - j_ok), 0.0,  # jimdb
             mon_in, mon_in * m_ok, mon_in * (1.0 - m_ok), 0.0,  # jimdb_mon
             app_in, app_in * p_app, app_in * (1.0 - p_app), 0.0,  # app
-            queries, queries * db_ok, queries * (1.0 - db_ok), 0.0,  # mysql
+            queries, (queries - scans) * db_ok + scans_done,  # mysql: point queries, scans
+            (queries - scans) * (1.0 - db_ok) + scans_aborted, float(running.count.sum()),
             logs_total, sent, logs_lost, pending_total,  # logs
             sent, indexed, 0.0, jmq_backlog,  # jmq
             indexed, indexed, 0.0, 0.0,  # es
@@ -1080,15 +1192,17 @@ def simulate(scenario: Scenario = SEED_INCIDENT, seed: int = 0) -> Run:
         a.update("young_gc", ygc >= sc.young_gc_alarm_per_s, t_end, dt, hold_a)
         a.update("full_scan", scans > 0, t_end, dt, 0.0)
         a.update("mysql_cpu", db_util >= _SEED_DB_CPU, t_end, dt, hold_a)
+        a.update("mysql_down", db_ok < 0.5, t_end, dt, hold_a)
 
         rows.append((
             t / 1000.0, _installs(sc, t), active, arrivals, admitted, rejected, processed, served,
             failed, q_timeouts, q_len, latency if processed else math.nan, avail, n_up, cpu, cpu_max, g_util,
             gc_mean, ygc, float(hosts.threads.sum()),
-            (sc.live_mb + float(hosts.pending.max()) * sc.log_kb / 1024.0) / sc.heap_mb,
+            (sc.live_mb + float((hosts.pending * (sc.log_kb / 1024.0) + held).max())) / sc.heap_mb,
             j_util, j_up, jimdb_in / dt_s, m_util, m_up, db_util, work / dt_s, fallthrough / dt_s,
             scans, logs_total / dt_s, pending_total, logs_total / dt_s / sc.jmq_msgs_per_s,
-            sent / dt_s, jmq_backlog, indexed,
+            sent / dt_s, jmq_backlog, indexed, db_ok, float(running.count.sum()), float(held.max()),
+            logs_dropped,
         ))  # fmt: skip
 
     led.in_system = q_len
@@ -1136,15 +1250,103 @@ def peak_loads(scenario: Scenario = SEED_INCIDENT) -> dict:
 
 
 def heap_fill_s(scenario: Scenario = SEED_INCIDENT, calls_per_s: float | None = None) -> float:
-    """Closed form: seconds until a host's pending logs fill its free heap at a constant load
-    (``calls_per_s``, default the plateau) shared evenly by all hosts: free heap / (log excess per
-    host × log size). inf if JMQ keeps up."""
+    """Closed form: seconds until a host's pending logs reach its log buffer (``log_buffer_mb``, or
+    the free heap if that is smaller) at a constant load (``calls_per_s``, default the plateau)
+    shared evenly by all hosts: space / (log excess per host × log size). inf if JMQ keeps up."""
     sc = scenario
     lam = sc.peak_calls_per_s if calls_per_s is None else check_number("calls_per_s", calls_per_s, low=0.0)
     excess = backlog_growth_per_s(lam * sc.logs_per_call, sc.jmq_msgs_per_s) / sc.hosts
-    if excess == 0:
+    if excess == 0 or sc.log_kb == 0:
         return math.inf
-    return (sc.heap_mb - sc.live_mb) * 1024.0 / sc.log_kb / excess
+    space_mb = min(sc.heap_mb - sc.live_mb, sc.log_buffer_mb)
+    return space_mb * 1024.0 / sc.log_kb / excess
+
+
+def young_gc_per_s(scenario: Scenario = SEED_INCIDENT, calls_per_s: float | None = None, held_mb: float = 0.0) -> float:
+    """Closed form: young collections per second on one host whose log buffer is full and which
+    also holds ``held_mb`` of scan rows, at ``calls_per_s`` (default the plateau) shared evenly:
+    allocation / young generation, the young generation shrinking with the free heap."""
+    sc = scenario
+    lam = sc.peak_calls_per_s if calls_per_s is None else check_number("calls_per_s", calls_per_s, low=0.0)
+    held = check_number("held_mb", held_mb, low=0.0)
+    room = sc.heap_mb - sc.live_mb
+    free = room - min(room, sc.log_buffer_mb) - held
+    young = min(max(sc.young_mb / room * free, sc.young_mb / 16.0), sc.young_mb)
+    return lam / sc.hosts * sc.alloc_kb_per_call / 1024.0 / young
+
+
+@dataclass(frozen=True)
+class OrderMap:
+    """Where the seed's alarm order comes out: ``counts[i, j]`` of ``n_seeds`` runs with
+    ``heap_mb[i]`` and ``dba_reaction_ms[j]`` fire the seed's alarms in the seed's order (all of
+    them: an alarm that never fires breaks the order). ``first_wrong[i, j]``: for seed 0, what
+    broke it (the first alarm out of place or missing, ``""`` when the order holds)."""
+
+    heap_mb: tuple
+    dba_reaction_ms: tuple
+    n_seeds: int
+    counts: np.ndarray
+    first_wrong: np.ndarray
+
+
+def _first_wrong(order: list) -> str:
+    for got, want in zip(order + [None] * len(SEED_ALARM_ORDER), SEED_ALARM_ORDER, strict=False):
+        if got != want:
+            return want
+    return ""
+
+
+def alarm_order_map(
+    scenario: Scenario = SEED_INCIDENT, heap_mb=(3_072.0, 4_096.0, 5_120.0, 6_144.0),
+    dba_reaction_ms=(2 * MIN_MS, 5 * MIN_MS, 10 * MIN_MS, 20 * MIN_MS), seeds=range(20),
+) -> OrderMap:
+    """Run ``scenario`` over a grid of JVM heap sizes × the DBA's reaction time, each cell over
+    ``seeds``, and count the runs whose alarms come in the seed's order (:data:`SEED_ALARM_ORDER`)."""
+    heaps = tuple(check_number("heap_mb", h, low=scenario.live_mb, low_open=True, high=1e7) for h in heap_mb)
+    dbas = tuple(check_number("dba_reaction_ms", d, low=0.0, high=1e9) for d in dba_reaction_ms)
+    seeds = [check_seed(s_) for s_ in seeds]
+    if not seeds or not heaps or not dbas:
+        raise ValueError("heap_mb, dba_reaction_ms and seeds must each hold at least one value")
+    counts = np.zeros((len(heaps), len(dbas)), dtype=int)
+    wrong = np.full((len(heaps), len(dbas)), "", dtype=object)
+    for i, hm in enumerate(heaps):
+        for j, d in enumerate(dbas):
+            sc = replace(scenario, heap_mb=hm, dba_reaction_ms=d)
+            for k, sd in enumerate(seeds):
+                order = simulate(sc, sd).alarm_order()
+                counts[i, j] += order == list(SEED_ALARM_ORDER)
+                if k == 0:
+                    wrong[i, j] = _first_wrong(order)
+    return OrderMap(heaps, dbas, len(seeds), counts, wrong)
+
+
+def plot_order_map(m: OrderMap, mark=None, ax=None):
+    """The :class:`OrderMap` as a grid: each cell the count of seeds in the seed's order (green =
+    all, red = none); ``mark`` = (heap_mb, dba_reaction_ms) of the preset, outlined."""
+    import matplotlib as mpl
+
+    if ax is None:
+        _, ax = new_figure(height=3.2)
+    share = m.counts / m.n_seeds
+    ax.imshow(share, cmap="RdYlGn", norm=mpl.colors.Normalize(0, 1), aspect="auto", origin="lower")
+    short = {"jimdb_recovered": "recovered", "gateway_cpu": "cpu", "host_down": "host down",
+             "jimdb_connection_lost": "conn. lost", "jimdb_failover": "failover"}  # fmt: skip
+    for i in range(share.shape[0]):
+        for j in range(share.shape[1]):
+            txt = f"{m.counts[i, j]}/{m.n_seeds}"
+            if m.first_wrong[i, j]:
+                txt += f"\n(seed 0: {short.get(m.first_wrong[i, j], m.first_wrong[i, j])})"
+            ax.text(j, i, txt, ha="center", va="center", fontsize=8)
+    ax.set_xticks(range(len(m.dba_reaction_ms)), [f"{d / MIN_MS:.0f}" for d in m.dba_reaction_ms])
+    ax.set_yticks(range(len(m.heap_mb)), [f"{h / 1024:.1f}" for h in m.heap_mb])
+    ax.set_xlabel("dba reaction after 'connection lost' (min)")
+    ax.set_ylabel("jvm heap per host (GB)")
+    ax.grid(False)
+    if mark is not None:
+        i = int(np.argmin([abs(h - mark[0]) for h in m.heap_mb]))
+        j = int(np.argmin([abs(d - mark[1]) for d in m.dba_reaction_ms]))
+        ax.add_patch(mpl.patches.Rectangle((j - 0.5, i - 0.5), 1, 1, fill=False, ec="black", lw=2))
+    return ax
 
 
 # --------------------------------------------------------------------------- the hot-key micro-model
@@ -1438,8 +1640,10 @@ def plot_timelines(run: Run, *, alarms: bool = True):
     a.plot(t, w["gateway_cpu_max"] * 100, color=COLORS["offered"], lw=0.8, alpha=0.6, label="cpu, hottest host")
     a.plot(t, w["gc_share"] * 100, color=COLORS["wasted"], lw=1.5, label="young gc share of cpu")
     a.plot(t, w["hosts_up"] / sc.hosts * 100, color=COLORS["capacity"], lw=1.5, label="hosts up")
-    decorate(a, ylabel="gateway (%)", ylim=(0, 105))
-    a.legend(loc="center left", fontsize=8)
+    a.plot(t, w["heap_used"] * 100, color=COLORS["queue"], lw=1.5, ls="--", label="heap used, fullest host")
+    decorate(a, ylabel="gateway (%)", ylim=(0, 135))
+    a.set_yticks([0, 25, 50, 75, 100])
+    a.legend(loc="upper left", fontsize=7, ncol=3)
     a = ax[2]
     a.plot(t, w["jimdb_util"], color=COLORS["offered"], lw=2, label="hot shard: offered / capacity")
     a.axhline(1.0, color=COLORS["capacity"], ls="--", lw=1.2)
@@ -1458,7 +1662,9 @@ def plot_timelines(run: Run, *, alarms: bool = True):
     a = ax[4]
     a.plot(t, w["pending"] / 1e6, color=COLORS["queue"], lw=2, label="pending in gateway heaps")
     a.plot(t, w["jmq_backlog"] / 1e6, color=COLORS["queue"], lw=1.5, ls="--", label="jmq backlog (not in es)")
-    decorate(a, xlabel="time (min)", ylabel="logs (million)", ylim=(0, None))
+    a.plot(t, w["scans_running"] / 1e3, color=COLORS["timeouts"], lw=1.5, ls=":",
+           label="full scans mysql is running (thousand)")
+    decorate(a, xlabel="time (min)", ylabel="logs (M) · scans (k)", ylim=(0, None))
     for a in ax:
         a.set_xlim(t[0], t[-1])
     if alarms:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 from .. import gateway_cascade as gw
 from ..exercises import close_to, exercise
 
@@ -75,4 +77,37 @@ def _slowest_poll(answer):
         unit="s",
         hint="The shard fills at capacity / (reads × (1 − h) + writes) calls/s; the installs' polls "
         "must supply that minus the baseline: T = installs / polls per second.",
+    )
+
+
+@exercise("07.singleflight_latency")
+def _singleflight_latency(answer):
+    """Singleflight on every host at the plateau (monitoring still on the shard): the mean latency
+    (ms) of one jimdb read, 1 ms of network plus the shard's M/M/1 time at its fixed point."""
+    lam = _SC.peak_calls_per_s / _SC.hosts
+    callers = _SC.hosts * _SC.check_reads_per_call
+    u = gw.coalesced_utilisation(lam, callers, _SC.jimdb_net_ms, _SC.shard_ops_per_s,
+                                 _SC.peak_calls_per_s * _SC.monitor_writes_per_call)
+    return close_to(
+        answer,
+        gw.mm1_latency_ms(_SC.jimdb_net_ms, _SC.shard_ops_per_s, u, math.inf),
+        rel=0.02,
+        unit="ms",
+        hint="The shard serves one op in 1/C = 12.5 µs; in an M/M/1 queue an op spends (1/C)/(1 − u) "
+        "there, and the 1 ms round trip comes on top. Take u from coalesced_utilisation.",
+    )
+
+
+@exercise("07.scans_to_oom")
+def _scans_to_oom(answer):
+    """A host's log buffer is full. How many running full scans (each streaming its rows into the
+    heap) does it take, when each scan is done, to fill the rest of the heap?"""
+    free_mb = _SC.heap_mb - _SC.live_mb - _SC.log_buffer_mb
+    return close_to(
+        answer,
+        free_mb / _SC.full_scan_result_mb,
+        rel=0.02,
+        unit="scans",
+        hint="Free heap = heap − live data − the full log buffer; each finished scan holds its whole "
+        "result set until it returns.",
     )
