@@ -87,3 +87,16 @@ def test_one_notebooks_check_loads_only_its_own_exercise_set():
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "['hotkeylab.exercise_sets.nb01_hot_row']"
+
+
+def test_the_workshop_guide_names_only_exercises_that_exist():
+    """docs/workshop.md tells facilitators which exercises to set: every id it names is registered."""
+    import re
+    from pathlib import Path
+
+    from hotkeylab.exercises import ids
+
+    text = (Path(__file__).resolve().parents[1] / "docs" / "workshop.md").read_text(encoding="utf-8")
+    named = set(re.findall(r"`(\d\d[ab]?\.[a-z0-9_]+)`", text))
+    assert named, "the workshop guide names no exercise"
+    assert sorted(named - set(ids())) == []
