@@ -1030,8 +1030,12 @@ def plot_lane(run: Run, t0_ms: float, rows: int = 12, ax=None):
         handles=[
             Patch(color=COLORS["queue"], alpha=0.3, label="waiting for the mutex"),
             Patch(color=COLORS["goodput"], label="holding it, then admitted"),
-            Patch(color=COLORS["timeouts"], label="holding it until the timer fired"),
-        ],
+        ]
+        + (
+            [Patch(color=COLORS["timeouts"], label="holding it until the timer fired")]
+            if any(c == COLORS["timeouts"] for c in colors.values())
+            else []
+        ),
         loc="upper left",
         bbox_to_anchor=(1.01, 1.0),
         fontsize=8,
@@ -1104,7 +1108,7 @@ def plot_designs(runs: dict, axes=None, labels: dict | None = None, floor: float
     _log_axis(a1, floor, _nanmin(w["mean_ms"] for w in ws), "mean time in gate (ms, log)")
     decorate(a0, xlabel="time (s)", legend=False)
     decorate(a1, xlabel="time (s)", legend=False)
-    a0.legend(handles, names, loc="lower right", fontsize=8, title="line style: run", title_fontsize=8)
+    a0.legend(handles, names, loc="lower right", fontsize=8, )
     return axes
 
 
@@ -1152,7 +1156,7 @@ def plot_convoy_vs_formula(run: Run, axes=None):
     slope = max(0.0, 1 - 1 / rho) if rho > 0 else 0.0
     a1.plot(tt, slope * tt, color=COLORS["formula"], ls="--", lw=1.5, label="(1 − 1/ρ) × t")
     decorate(a0, xlabel="time (s)", ylabel="blocked requests", ylim=(0, None))
-    decorate(a1, xlabel="time (s)", ylabel="time in gate (s)", ylim=(0, None))
+    decorate(a1, xlabel="time the request leaves the gate (s)", ylabel="time in gate (s)", ylim=(0, None))
     return axes
 
 

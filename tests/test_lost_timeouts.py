@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 
 from hotkeylab import exercises
 from hotkeylab import lost_timeouts as lt
+from hotkeylab.exercise_sets import nb08_lost_timeouts as nb08
 
 SC = lt.SEED_INCIDENT
 # a short version of the seed: exit at 60 s, hang at 120 s, 60 s of leak, no GC trouble yet
@@ -534,9 +535,9 @@ def test_widget_driven_kernel_side():
 def test_exercises_accept_the_computed_answers_and_refuse_others():
     right = {
         "08.healthy_in_flight": lt.healthy_in_flight(200, 0.2, 2000, 20, 30),
-        "08.minutes_to_fill": (SC.heap_mb - SC.base_live_mb) / (SC.leak_per_s * SC.retained_kb / 1024) / 60,
+        "08.minutes_to_fill": (2048 - 256) / (100 / 8 * 32 / 1024) / 60,
         "08.wheel_rounds": lt.wheel_rounds(40_000),
-        "08.safe_cap": math.ceil(lt.leak_rate_per_s(100, 0.25) * (1000 + 30) / 1000),
+        "08.safe_cap": nb08.safe_cap(),
         "08.p_shutdown": 1 - math.exp(-30 * 0.050),
         "08.t0": (60_000 - 3000 - 15) / 1000,
         "08.gc_cost_limit": 0.98 * 0.02 / 0.98,
@@ -545,3 +546,24 @@ def test_exercises_accept_the_computed_answers_and_refuse_others():
         assert exercises.check(ex_id, answer).ok, ex_id
         assert not exercises.check(ex_id, answer * 2 + 1).ok, ex_id
         assert not exercises.check(ex_id, "many").ok, ex_id
+
+
+def test_safe_cap_refuses_under_one_in_a_million_and_a_cap_at_the_mean_refuses_often():
+    from scipy.stats import poisson
+
+    mean = lt.leak_rate_per_s(100, 0.25) * (1000 + 30) / 1000
+    cap = nb08.safe_cap()
+    assert poisson.sf(cap - 1, mean) < nb08.SAFE_CAP_REFUSAL <= poisson.sf(cap - 2, mean)
+    # the old answer, ceil(Little's mean), refuses a large share of calls (Poisson arrivals)
+    assert poisson.sf(math.ceil(mean) - 1, mean) > 0.3
+    # Monte Carlo: Poisson arrivals, each pending for timeout + tick; the count a call finds is Poisson(mean)
+    rng = np.random.default_rng(0)
+    arrivals = np.cumsum(rng.exponential(1 / 25.0, 200_000))
+    found = np.searchsorted(arrivals, arrivals, side="left") - np.searchsorted(arrivals, arrivals - 1.03, side="right")
+    assert abs(found.mean() - mean) < 0.2
+    assert np.mean(found >= math.ceil(mean)) == pytest.approx(poisson.sf(math.ceil(mean) - 1, mean), abs=0.02)
+
+
+def test_exercise_2_input_is_not_the_preset():
+    preset = (SC.heap_mb - SC.base_live_mb) / (SC.leak_per_s * SC.retained_kb / 1024) / 60
+    assert abs(nb08.minutes_to_fill_input() - preset) > 1

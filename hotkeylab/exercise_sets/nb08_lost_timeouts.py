@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import math
-
 from .. import lost_timeouts as lt
 from ..exercises import as_number, close_to, exercise
 
@@ -33,17 +31,23 @@ def _healthy_in_flight(answer):
     )
 
 
+def minutes_to_fill_input() -> float:
+    """Exercise 2's machine: 2048 MB heap, 256 MB base live data, 32 KB per stuck call, 100 calls/s
+    over 8 live providers with one hung. Minutes until the stuck futures fill the free heap."""
+    per_s_mb = lt.leak_rate_per_s(100.0, 1.0 / 8.0) * 32.0 / 1024.0
+    return (2048.0 - 256.0) / per_s_mb / 60.0
+
+
 @exercise("08.minutes_to_fill")
 def _minutes_to_fill(answer):
-    """SEED_INCIDENT, no GC feedback: minutes after the leak starts until the stuck futures fill
-    the free heap (heap − base live data)."""
-    per_s_mb = _SC.leak_per_s * _SC.retained_kb / 1024.0
+    """2048 MB heap, 256 MB base, 32 KB per stuck call, 100 calls/s over 8 live providers (one
+    hung), no GC feedback: minutes after the leak starts until the stuck futures fill the free heap."""
     return close_to(
         answer,
-        (_SC.heap_mb - _SC.base_live_mb) / per_s_mb / 60.0,
+        minutes_to_fill_input(),
         rel=0.02,
         unit="min",
-        hint="Leak in MB/s = λ_hung × retained_kb / 1024, with λ_hung = λ / live providers.",
+        hint="Leak in MB/s = λ_hung × KB per call / 1024, with λ_hung = λ / live providers.",
     )
 
 
@@ -59,16 +63,30 @@ def _wheel_rounds(answer):
     )
 
 
+SAFE_CAP_REFUSAL = 1e-6
+
+
+def safe_cap(rate_per_s: float = 100.0, hung_share: float = 0.25, timeout_ms: float = 1000.0,
+             tick_ms: float = 30.0, refusal: float = SAFE_CAP_REFUSAL) -> int:
+    """Smallest cap with P(N >= cap) < refusal, N ~ Poisson(λ_hung × (timeout + tick)) calls pending
+    on the hung provider (M/G/∞, worst case: every call lives timeout + one tick)."""
+    from scipy.stats import poisson
+
+    mean = lt.leak_rate_per_s(rate_per_s, hung_share) * (timeout_ms + tick_ms) / 1000.0
+    return int(poisson.ppf(1.0 - refusal, mean)) + 1
+
+
 @exercise("08.safe_cap")
 def _safe_cap(answer):
-    """100 calls/s, a quarter to the hung provider, timeout 1000 ms, tick 30 ms: the smallest
-    per-provider cap on pending calls that never refuses a call while timeouts work (use the
-    worst case: every call to the hung provider lives timeout + one tick)."""
+    """100 calls/s, a quarter to the hung provider, timeout 1000 ms, tick 30 ms, Poisson arrivals:
+    the smallest per-provider cap that refuses fewer than one call in a million while timeouts
+    work (worst case: every call lives timeout + one tick; refused if it finds `cap` pending)."""
     return _whole(
         answer,
-        math.ceil(lt.leak_rate_per_s(100.0, 0.25) * (1000.0 + 30.0) / 1000.0),
+        safe_cap(),
         "calls",
-        "Little's bound for that one provider: λ_hung × (timeout + tick), rounded up.",
+        "Pending calls are Poisson with mean λ_hung × (timeout + tick); a call is refused if it finds "
+        "cap or more pending. Use scipy.stats.poisson.ppf(1 - 1e-6, mean) + 1.",
     )
 
 
