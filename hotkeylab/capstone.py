@@ -41,6 +41,7 @@ from .metastable import (
     lesson,
     simulate,
 )
+from .metastable.analysis import BLOCK_S, RECOVERY_SHARE
 from .metastable.scenario import JITTERS
 from .plotting import COLORS
 from .validate import check_choice, check_int, check_number
@@ -60,6 +61,22 @@ __all__ = [
     "ChecklistItem",
     "scenario",
     "report",
+    "add_runs",
+    "predict",
+    "Prediction",
+    "Condition",
+    "SimCount",
+    "combine",
+    "variant_system",
+    "turned_away_share",
+    "attempts_after_rejection",
+    "mm1k_blocking",
+    "config_checks",
+    "ConfigCheck",
+    "CONFIG_RULES",
+    "NEAR",
+    "MIN_SEEDS",
+    "VERDICTS",
     "band",
     "zone",
     "safe_retries",
@@ -91,25 +108,32 @@ class YourSystem:
     merged commit under the row lock. Every field is checked on creation (``ValueError`` naming the
     field, the value and the allowed range).
 
-    The merged commit (N, ``commit_ms``) is measured if you give ``measured_commit_ms``; otherwise
-    it is derived as ``round_trips × rtt_ms + statement_ms`` (notebook 02's line, through
-    ``capacity.lock_hold_ms``). An owner in another datacentre (``far_rtt_ms``) makes the same
-    round trips at its own RTT.
+    Three fields have no default, because no other system's number can stand in for yours: M
+    (``timeout_ms``), the load (``normal_rate_per_s``) and the attempts per request
+    (``retry_attempts``, ``math.inf`` for no cap). The merged commit N (``commit_ms``) is
+    ``measured_commit_ms`` if you give it, else ``round_trips × rtt_ms + statement_ms`` (notebook
+    02's line, through ``capacity.lock_hold_ms``): give one or the other. A far owner's commit
+    (the seed's second owner in another datacentre) is ``measured_far_commit_ms``, or follows from
+    ``far_rtt_ms`` with ``round_trips`` and ``rtt_ms``; without either, the report has no far owner
+    and the ``second_owner`` trigger is refused. Defaults elsewhere are neutral (no batcher, no
+    peak, no queue bound); :meth:`defaulted` lists the fields you left at them, and the report says
+    so.
     """
 
     name: str = "your system"
     # --- the merged commit under the hot row's lock (01, 02)
-    rtt_ms: float = 0.5  #: RTT from the owning server to the primary database
-    round_trips: float = 11.0  #: network round trips per merged commit while the row is locked
-    statement_ms: float = 10.5  #: lock time per merged commit that does not depend on the RTT
+    rtt_ms: float | None = None  #: RTT from the owning server to the primary database
+    round_trips: float | None = None  #: network round trips per merged commit while the row is locked
+    statement_ms: float | None = None  #: lock time per merged commit that does not depend on the RTT
     measured_commit_ms: float | None = None  #: measured N; None derives it from the three above
-    far_rtt_ms: float = 1.5  #: RTT from the farthest datacentre a server could own the key from
+    far_rtt_ms: float | None = None  #: RTT from the farthest datacentre a server could own the key from
+    measured_far_commit_ms: float | None = None  #: measured merged commit of an owner in that datacentre
     # --- the batcher (group commit, 01)
-    batch_max_rows: int = 20  #: a batch closes at this many requests …
-    batch_max_wait_ms: float = 20.0  #: … or this long after its first request
+    batch_max_rows: int = 1  #: a batch closes at this many requests (1: no batcher) …
+    batch_max_wait_ms: float = 0.0  #: … or this long after its first request
     # --- the client (04)
-    timeout_ms: float = 200.0  #: M, the client's timeout per attempt
-    retry_attempts: float = math.inf  #: attempts per request including the first (inf: no cap)
+    timeout_ms: float | None = None  #: M, the client's timeout per attempt (required)
+    retry_attempts: float | None = None  #: attempts per request including the first (inf: no cap; required)
     retry_backoff_ms: float = 50.0  #: delay before the first retry
     retry_multiplier: float = 1.0  #: backoff growth per retry (1 = constant)
     retry_cap_ms: float = 50.0  #: largest delay
@@ -118,24 +142,39 @@ class YourSystem:
     retry_budget_percent: float | None = None  #: retry budget, share of first attempts (None: none)
     # --- the server and the traffic
     queue_limit: int | None = None  #: QueueMaxSize in merged batches waiting (None: no bound)
-    normal_rate_per_s: float = 600.0  #: user requests/s to the hot key on a normal day
-    peak_factor: float = 1.2  #: the peak's multiple of the normal load
+    normal_rate_per_s: float | None = None  #: user requests/s to the hot key on a normal day (required)
+    peak_factor: float = 1.0  #: the peak's multiple of the normal load (1: no peak)
     safety: float = 0.5  #: safety factor in QueueMaxSize < M/N × safety, 0 < safety <= 1
 
     def __post_init__(self):
         if not isinstance(self.name, str) or not self.name.strip():
             raise ValueError(f"name must be a non-empty string, got {self.name!r}")
-        check_number("rtt_ms", self.rtt_ms, low=0.0, high=1_000.0)
-        check_number("round_trips", self.round_trips, low=0.0, high=10_000.0)
-        check_number("statement_ms", self.statement_ms, low=0.0, high=1e5)
-        if self.measured_commit_ms is not None:
-            check_number("measured_commit_ms", self.measured_commit_ms, low=0.0, low_open=True, high=1e5)
-        elif self.round_trips * self.rtt_ms + self.statement_ms <= 0:
-            raise ValueError(
-                "round_trips × rtt_ms + statement_ms must be > 0 ms (the merged commit N), got "
-                f"{self.round_trips!r} × {self.rtt_ms!r} + {self.statement_ms!r}; or give measured_commit_ms"
-            )
-        check_number("far_rtt_ms", self.far_rtt_ms, low=0.0, high=1_000.0)
+        for req, what in (("timeout_ms", "M, your client's timeout per attempt in ms"),
+                          ("normal_rate_per_s", "user requests/s to the hot key on a normal day"),
+                          ("retry_attempts", "attempts per request including the first; math.inf for no cap")):
+            if getattr(self, req) is None:
+                raise ValueError(f"{req} is required ({what}), got None")
+        for name, high in (("rtt_ms", 1_000.0), ("round_trips", 10_000.0), ("statement_ms", 1e5),
+                           ("far_rtt_ms", 1_000.0)):
+            if getattr(self, name) is not None:
+                check_number(name, getattr(self, name), low=0.0, high=high)
+        for name in ("measured_commit_ms", "measured_far_commit_ms"):
+            if getattr(self, name) is not None:
+                check_number(name, getattr(self, name), low=0.0, low_open=True, high=1e5)
+        if self.measured_commit_ms is None:
+            missing = [k for k in ("round_trips", "rtt_ms", "statement_ms") if getattr(self, k) is None]
+            if missing:
+                raise ValueError(f"measured_commit_ms is None and {', '.join(missing)} "
+                                 f"{'is' if len(missing) == 1 else 'are'} None: give measured_commit_ms, or all "
+                                 "of round_trips, rtt_ms and statement_ms (N = round_trips × rtt_ms + statement_ms)")
+            if self.round_trips * self.rtt_ms + self.statement_ms <= 0:
+                raise ValueError(
+                    "round_trips × rtt_ms + statement_ms must be > 0 ms (the merged commit N), got "
+                    f"{self.round_trips!r} × {self.rtt_ms!r} + {self.statement_ms!r}; or give measured_commit_ms")
+        if self.far_rtt_ms is not None and self.measured_far_commit_ms is None and (
+                self.round_trips is None or self.rtt_ms is None):
+            raise ValueError(f"far_rtt_ms = {self.far_rtt_ms!r} needs round_trips and rtt_ms (the far owner makes "
+                             "the same round trips at its own RTT), or give measured_far_commit_ms instead")
         check_int("batch_max_rows", self.batch_max_rows, low=1, high=10_000)
         check_number("batch_max_wait_ms", self.batch_max_wait_ms, low=0.0, high=10_000.0)
         check_number("timeout_ms", self.timeout_ms, low=0.0, low_open=True, high=1e6)
@@ -155,15 +194,20 @@ class YourSystem:
         if self.retry_budget_percent is not None:
             check_number("retry_budget_percent", self.retry_budget_percent, low=0.0, high=10.0)
         if self.queue_limit is not None:
-            check_int("queue_limit", self.queue_limit, low=0, high=1_000_000)
+            # 0 would be a loss system (every batch that finds the thread busy is turned away): the
+            # closed forms below describe a queue, so the capstone refuses it rather than guess.
+            check_int("queue_limit", self.queue_limit, low=1, high=1_000_000)
         check_number("normal_rate_per_s", self.normal_rate_per_s, low=0.0, low_open=True, high=1e5)
         check_number("peak_factor", self.peak_factor, low=1.0, high=10.0)
         check_number("safety", self.safety, low=0.0, high=1.0, low_open=True)
 
     # ------------------------------------------------------------------ derived
     @property
-    def derived_commit_ms(self) -> float:
-        """``round_trips × rtt_ms + statement_ms`` (``capacity.lock_hold_ms`` with one "statement")."""
+    def derived_commit_ms(self) -> float | None:
+        """``round_trips × rtt_ms + statement_ms`` (``capacity.lock_hold_ms`` with one
+        "statement"); None unless all three are given."""
+        if None in (self.round_trips, self.rtt_ms, self.statement_ms):
+            return None
         return capacity.lock_hold_ms(self.rtt_ms, self.round_trips, statements=1, statement_ms=self.statement_ms)
 
     @property
@@ -172,13 +216,29 @@ class YourSystem:
         return self.derived_commit_ms if self.measured_commit_ms is None else float(self.measured_commit_ms)
 
     @property
-    def far_commit_ms(self) -> float:
-        """A far owner's merged commit: N plus one ``far_rtt_ms − rtt_ms`` per round trip."""
+    def far_commit_ms(self) -> float | None:
+        """A far owner's merged commit: measured if given, else N plus one ``far_rtt_ms − rtt_ms``
+        per round trip; None if neither was entered."""
+        if self.measured_far_commit_ms is not None:
+            return float(self.measured_far_commit_ms)
+        if self.far_rtt_ms is None:
+            return None
         return max(1e-9, self.commit_ms + self.round_trips * (self.far_rtt_ms - self.rtt_ms))
 
     @property
     def peak_rate_per_s(self) -> float:
         return self.normal_rate_per_s * self.peak_factor
+
+    def defaulted(self) -> tuple[str, ...]:
+        """The fields still at the class default (not entered, or entered as the default), other
+        than the optional inputs whose default means "not given" (None)."""
+        out = []
+        for f in fields(self):
+            if f.name == "name" or f.default is None:
+                continue
+            if getattr(self, f.name) == f.default:
+                out.append(f.name)
+        return tuple(out)
 
     def retry_policy(self) -> RetryPolicy:
         """The client's retries as a :class:`~hotkeylab.metastable.RetryPolicy`."""
@@ -288,7 +348,8 @@ def scenario(system: YourSystem, trigger: Trigger | None = None, *, queue_limit:
         raise ValueError(f"trigger must be a capstone Trigger or None, got {trigger!r}")
     ql = system.queue_limit if queue_limit == "entered" else queue_limit
     if ql is not None:
-        ql = check_int("queue_limit", ql, low=0)
+        ql = check_int("queue_limit", ql, low=1)
+    _check_trigger_fits(system, trigger)
     retry = system.retry_policy()
     if budget and retry.budget is None:
         retry = replace(retry, budget=BUDGET)
@@ -299,7 +360,7 @@ def scenario(system: YourSystem, trigger: Trigger | None = None, *, queue_limit:
         batch_max_rows=system.batch_max_rows,
         batch_max_wait_ms=system.batch_max_wait_ms,
         batch_ms=system.commit_ms,
-        cross_batch_ms=system.far_commit_ms,
+        cross_batch_ms=system.commit_ms if system.far_commit_ms is None else system.far_commit_ms,
         timeout_ms=system.timeout_ms,
         retry=retry,
         queue_limit=ql,
@@ -313,6 +374,14 @@ def scenario(system: YourSystem, trigger: Trigger | None = None, *, queue_limit:
 def _check_system(system) -> None:
     if not isinstance(system, YourSystem):
         raise ValueError(f"system must be a YourSystem, got {type(system).__name__}")
+
+
+def _check_trigger_fits(system: YourSystem, trigger: Trigger) -> None:
+    if trigger.kind == "second_owner" and trigger.duration_s > 0 and system.far_commit_ms is None:
+        raise ValueError(
+            "trigger kind 'second_owner' needs the far owner's merged commit, which this system does not give: "
+            "set measured_far_commit_ms, or far_rtt_ms with round_trips and rtt_ms; or use "
+            "Trigger(kind='slow_db', slow_factor=...)")
 
 
 def _budget_of(sc: Scenario) -> PercentBudget | None:
@@ -354,20 +423,311 @@ def safe_retries(peak_rate_per_s: float, upper_edge_per_s: float) -> int | None:
     return max(0, math.ceil(hi / p - 1e-12) - 2)
 
 
+# --------------------------------------------------------------------------- the prediction
+#: A closed-form quantity closer than this (relative) to the edge it is compared with is "near":
+#: the model's noise (Poisson users, jittered retries) can put the run on either side.
+NEAR = 0.1
+#: Fewest seeds behind a simulated verdict ("recovered in 20/20 seeds").
+MIN_SEEDS = 20
+#: Verdicts a report can give.
+VERDICTS = ("recovers", "stuck", "near the edge", "disagree")
+
+
+@dataclass(frozen=True)
+class Condition:
+    """One closed-form comparison behind a prediction: what is compared, whether it holds, and
+    whether it is near its edge (``near``)."""
+
+    key: str
+    text: str
+    holds: bool
+    near: bool
+
+
+@dataclass(frozen=True)
+class Prediction:
+    """The closed forms' prediction: ``verdict`` is "recovers", "stuck" or "near the edge".
+
+    ``stuck = above ∨ (reaches ∧ lets ∧ ((in_band ∧ holds) ∨ slow_drain)) ∨ turned_away`` over the
+    :attr:`conditions` (keys as named); "near the edge" when flipping one condition that is near
+    its edge would change that answer (:attr:`flips`)."""
+
+    verdict: str
+    why: str
+    conditions: tuple
+    flips: tuple
+
+    def condition(self, key: str) -> Condition:
+        for c in self.conditions:
+            if c.key == key:
+                return c
+        raise ValueError(f"key must be one of {[c.key for c in self.conditions]}, got {key!r}")
+
+
+def _stuck(c: dict) -> bool:
+    storm = c["in_band"] and c["holds"]
+    return c["above"] or (c["reaches"] and c["lets"] and (storm or c["slow_drain"])) or c["turned_away"]
+
+
+def _mean_delay_factor(jitter: str) -> float:
+    return {"none": 1.0, "full": 0.5, "equal": 0.75, "decorrelated": 1.0}[jitter]
+
+
+def attempts_after_rejection(system: YourSystem) -> float:
+    """Attempts a user makes when every attempt is turned away at once (a full queue): the
+    first plus every retry whose mean backoff still starts within the patience, capped by
+    ``retry_attempts`` (and at 1,000 for an unbounded policy)."""
+    _check_system(system)
+    cap = min(system.retry_attempts, 1_000)
+    t, k, attempts = 0.0, 0, 1
+    f = _mean_delay_factor(system.retry_jitter)
+    while attempts < cap:
+        d = max(1.0, f * min(system.retry_cap_ms, system.retry_backoff_ms * system.retry_multiplier ** k))
+        if t + d > system.retry_patience_ms:
+            break
+        t, k, attempts = t + d, k + 1, attempts + 1
+    return float(attempts)
+
+
+def mm1k_blocking(rho: float, k: int) -> float:
+    """Share of arrivals an M/M/1/K queue turns away: ``(1 − ρ) ρ^K / (1 − ρ^(K+1))`` (1/(K+1)
+    at ρ = 1). ``k`` counts the places, the one in service included (QueueMaxSize + 1)."""
+    rho = check_number("rho", rho, low=0.0)
+    k = check_int("k", k, low=1)
+    if abs(rho - 1.0) < 1e-9:
+        return 1.0 / (k + 1)
+    if rho > 1.0:  # the same formula in 1/ρ, without overflow
+        x = 1.0 / rho
+        return (1.0 - x) / (1.0 - x ** (k + 1))
+    return (1.0 - rho) * rho ** k / (1.0 - rho ** (k + 1))
+
+
+def turned_away_share(system: YourSystem, rate_per_s: float | None = None) -> float:
+    """Share of user requests a bounded queue turns away for good at ``rate_per_s`` (default: the
+    peak) with normal commits: a batch that finds QueueMaxSize batches waiting is rejected
+    (blocking from M/M/1/K, K = QueueMaxSize + 1, an approximation: real batches are more
+    regular, so it errs high); a rejected request retries (:func:`attempts_after_rejection`),
+    which adds load, up to the retry budget. Solved as a fixed point; 0 without a bound."""
+    _check_system(system)
+    if system.queue_limit is None:
+        return 0.0
+    lam = system.peak_rate_per_s if rate_per_s is None else check_number("rate_per_s", rate_per_s, low=0.0)
+    mu = capacity.tps_ceiling(system.commit_ms)
+    a = attempts_after_rejection(system)
+    k = system.queue_limit + 1
+    offered, p = lam, 0.0
+    for _ in range(200):
+        rho = capacity.batcher_batch_rate(min(offered, 1e6), system.batch_max_rows, system.batch_max_wait_ms) / mu
+        p = mm1k_blocking(rho, k)
+        amp = a if p >= 1.0 - 1e-12 else (1.0 - p ** a) / (1.0 - p)
+        new = lam * amp
+        if system.retry_budget_percent is not None:
+            new = min(new, lam * (1.0 + system.retry_budget_percent) + BUDGET.min_per_s)
+        if abs(new - offered) <= 1e-9 * max(1.0, offered):
+            break
+        offered = 0.5 * (offered + new)
+    return float(p ** a)
+
+
+def predict(system: YourSystem, trigger: Trigger | None = None) -> Prediction:
+    """What the closed forms say happens to ``system`` under ``trigger`` (default: a second owner
+    for 30 s), from five comparisons, each with its numbers (:class:`Condition`):
+
+    - ``above``: the peak at or above the band's upper edge (capacity in user requests/s);
+    - ``reaches``: during the trigger the queue reaches 04's timeout threshold (M − T − N̄)/N̄;
+    - ``lets``: the queue limit lets a request wait past M (QueueMaxSize × N̄ + T + N_max > M);
+    - ``in_band``: the peak at or above the band's lower edge (a storm feeds itself);
+    - ``holds``: after the trigger the queue can hold a backlog past (M − T − N)/N (no bound, or
+      QueueMaxSize above it), so the storm has somewhere to live;
+    - ``slow_drain``: below the band the backlog left by the trigger still needs longer to drain to
+      (M − T − N)/N than the run has left before its last 5-s block (the seed's "只能等积压队列慢慢
+      消化"): within the horizon it has not recovered yet;
+    - ``turned_away``: a bounded queue turns away ≥ 10% of the peak's requests for good
+      (:func:`turned_away_share`), which already fails the 90% recovery yardstick.
+
+    No condition is checked before another: the verdict is one formula over all of them."""
+    _check_system(system)
+    trigger = Trigger() if trigger is None else trigger
+    sc = scenario(system, trigger)
+    n, t_w, m = system.commit_ms, system.batch_max_wait_ms, system.timeout_ms
+    lam = system.peak_rate_per_s
+    lo, hi = band(sc)
+    n_trig, n_max, cap_trig = _trigger_commits(system, trigger)
+    d_peak = closed_forms(sc)["demand_peak"]
+    growth = capacity.queue_growth_rate(d_peak, 0.0, cap_trig)
+    threshold = effective_timeout_queue(sc, n_trig)
+    dur = trigger.duration_s
+    t_thr = threshold / growth if growth > 0 else math.inf
+    lim = system.queue_limit
+    lim_trig = (m - t_w - n_max) / n_trig  # largest QueueMaxSize that keeps the trigger's waits under M
+    q_eff = capacity.timeout_queue_length(m, n, t_w)
+    away = turned_away_share(system)
+    share = 1.0 - RECOVERY_SHARE
+    # the backlog at the end of the trigger, and how long it takes to drain while timed-out requests
+    # are retried (R retries each, capped by a retry budget)
+    backlog = min(math.inf if lim is None else lim, max(0.0, growth) * dur) if dur > 0 else 0.0
+    r_storm = closed_forms(sc)["attempts_per_request_stuck"] - 1
+    retried = lam * (r_storm + 1) if math.isfinite(r_storm) else 1e6
+    if system.retry_budget_percent is not None:
+        retried = min(retried, lam * (1.0 + system.retry_budget_percent) + BUDGET.min_per_s)
+    net = capacity.tps_ceiling(n) - capacity.batcher_batch_rate(min(retried, 1e6), system.batch_max_rows, t_w)
+    left_s = trigger.horizon_s - (trigger.start_s + dur) - BLOCK_S
+    drain_s = 0.0 if backlog <= q_eff else (math.inf if net <= 0 else (backlog - q_eff) / net)
+
+    def rel(a, b):
+        return abs(a / b - 1.0) if b > 0 and math.isfinite(a) and math.isfinite(b) else math.inf
+
+    conds = (
+        Condition("above", f"peak {lam:.0f}/s {'≥' if lam >= hi else '<'} capacity {hi:.0f}/s (band's upper edge)",
+                  lam >= hi, rel(lam, hi) < NEAR),
+        Condition("reaches", "trigger never fills the queue (capacity stays above the peak's demand)" if growth <= 0
+                  or dur <= 0 else (f"queue reaches the threshold {threshold:.2f} batches after {t_thr:.1f} s, "
+                                    f"{'within' if t_thr <= dur else 'after'} the {dur:g}-s trigger"),
+                  dur > 0 and t_thr <= dur, dur > 0 and rel(t_thr, dur) < NEAR),
+        Condition("lets", "no queue bound: a request can wait past M" if lim is None else
+                  (f"QueueMaxSize {lim} {'>' if lim > lim_trig else '≤'} (M − T − N_max)/N̄ = {lim_trig:.2f}: a "
+                   f"request behind a full queue waits {lim * n_trig + t_w + n_max:.0f} ms "
+                   f"{'>' if lim > lim_trig else '≤'} M"),
+                  lim is None or lim > lim_trig, lim is not None and (rel(lim, lim_trig) < NEAR or abs(lim - lim_trig) <= 1)),
+        Condition("in_band", f"peak {lam:.0f}/s {'≥' if lam >= lo else '<'} the band's lower edge {lo:.0f}/s"
+                  + (" (R = ∞: no cap on attempts or patience, so any load can feed a storm)" if lo == 0 else ""),
+                  lam >= lo, rel(lam, lo) < NEAR),
+        Condition("holds", "no queue bound: a backlog can grow past (M − T − N)/N" if lim is None else
+                  (f"QueueMaxSize {lim} {'>' if lim > q_eff else '≤'} (M − T − N)/N = {q_eff:.2f}"),
+                  lim is None or lim > q_eff, lim is not None and (rel(lim, q_eff) < NEAR or abs(lim - q_eff) <= 1)),
+        Condition("slow_drain", "no backlog above (M − T − N)/N to drain" if drain_s == 0 else
+                  (f"the trigger's backlog ({backlog:.0f} batches) drains to {q_eff:.2f} in "
+                   f"{drain_s:.1f} s {'>' if drain_s > left_s else '≤'} the {left_s:.0f} s the run has left"),
+                  drain_s > left_s, 0 < drain_s and rel(drain_s, left_s) < NEAR),
+        Condition("turned_away", "no queue bound: nothing turned away" if lim is None else
+                  f"the bounded queue turns away {100 * away:.1f}% of the peak's requests for good "
+                  f"({'≥' if away >= share else '<'} {100 * share:.0f}%)",
+                  away >= share, lim is not None and share / 3 <= away <= 3 * share),
+    )
+    state = {c.key: c.holds for c in conds}
+    stuck = _stuck(state)
+    flips = tuple(c.key for c in conds if c.near and _stuck({**state, c.key: not c.holds}) != stuck)
+    by = {c.key: c for c in conds}
+    if stuck:
+        if state["above"]:
+            why = "the peak alone is above capacity (a queue bound turns timeouts into rejections but adds none)"
+        elif state["turned_away"]:
+            why = "the bounded queue turns too many requests away at the peak"
+        elif not (state["in_band"] and state["holds"]):
+            why = "the backlog the trigger leaves has not drained by the end of the run"
+        else:
+            why = "the trigger pushes the queue past the threshold, the queue can hold the storm, and the peak is in the band"
+    else:
+        reasons = []
+        if not (state["reaches"] and state["lets"]):
+            reasons.append("the trigger starts no timeouts" if not state["lets"] or not state["reaches"] else "")
+        if not state["holds"]:
+            reasons.append("after the trigger the queue bound is below the timeout threshold, so no storm can live")
+        if not state["in_band"]:
+            reasons.append("below the band a storm dies out")
+        if state["reaches"] and state["lets"] and not state["slow_drain"] and by["slow_drain"].text[:2] != "no":
+            reasons.append("the backlog drains in time")
+        why = "; ".join(r for r in reasons if r)
+    verdict = "near the edge" if flips else ("stuck" if stuck else "recovers")
+    if flips:
+        why = (f"{'stuck' if stuck else 'recovers'} by the closed forms ({why}), but "
+               + ", ".join(by[k].text for k in flips) + " is within the model's noise")
+    return Prediction(verdict, why, conds, flips)
+
+
+def _trigger_commits(system: YourSystem, trigger: Trigger) -> tuple[float, float, float]:
+    """(mean commit N̄, slowest commit N_max, capacity in commits/s) while the trigger lasts."""
+    n = system.commit_ms
+    if trigger.kind == "second_owner" and system.far_commit_ms is not None:
+        far = system.far_commit_ms
+        return (n + far) / 2.0, max(n, far), capacity.alternating_owners_tps([n, far])
+    if trigger.kind == "second_owner":  # no trigger at all (duration 0) and no far owner entered
+        return n, n, capacity.tps_ceiling(n)
+    return n * trigger.slow_factor, n * trigger.slow_factor, capacity.tps_ceiling(n * trigger.slow_factor)
+
+
+# --------------------------------------------------------------------------- simulated verdicts
+@dataclass(frozen=True)
+class SimCount:
+    """One variant simulated over seeds 0…n−1: per-seed arrays and the count they support."""
+
+    label: str
+    recovered: np.ndarray
+    served_share: np.ndarray
+    timeouts: np.ndarray
+    rejected: np.ndarray
+    max_queue: np.ndarray
+    recovery_time_s: np.ndarray  # nan where not recovered
+
+    @property
+    def n(self) -> int:
+        return int(self.recovered.size)
+
+    @property
+    def k(self) -> int:
+        return int(self.recovered.sum())
+
+    @property
+    def text(self) -> str:
+        if self.k == self.n:
+            return f"recovered in {self.n}/{self.n} seeds"
+        if self.k == 0:
+            return f"stuck in {self.n}/{self.n} seeds"
+        return f"recovered in {self.k}/{self.n} seeds (knife-edge)"
+
+
+def _count(label: str, runs: list) -> SimCount:
+    arr = lambda f: np.array([f(r) for r in runs], dtype=float)  # noqa: E731
+    return SimCount(
+        label=label,
+        recovered=np.array([bool(r.recovered) for r in runs]),
+        served_share=arr(lambda r: r.summary["served_share"]),
+        timeouts=arr(lambda r: r.summary["timeouts"]),
+        rejected=arr(lambda r: r.summary["rejected"]),
+        max_queue=arr(lambda r: r.summary["max_queue"]),
+        recovery_time_s=arr(lambda r: math.nan if r.recovery_time_s is None else r.recovery_time_s),
+    )
+
+
+def combine(pred: Prediction, count: SimCount | None) -> tuple[str, str]:
+    """``(verdict, sentence)`` from the closed forms' prediction and the seeds' count:
+
+    - both say the same (all seeds agree, at least :data:`MIN_SEEDS`): that verdict;
+    - the seeds disagree among themselves, or the closed forms are near an edge: "near the edge";
+    - the closed forms are sure and every seed says the opposite: "disagree" (trust the
+      simulation; the closed forms miss something there);
+    - fewer than :data:`MIN_SEEDS` seeds: the prediction, with the count said to be too few."""
+    if count is None:
+        return pred.verdict, f"{pred.verdict} (closed forms only: {pred.why})"
+    sim = "recovers" if count.k == count.n else ("stuck" if count.k == 0 else None)
+    if count.n < MIN_SEEDS:
+        return pred.verdict, (f"closed forms: {pred.verdict}; simulated: {count.text}, too few seeds for a "
+                              f"verdict ({MIN_SEEDS} needed)")
+    if sim is None:
+        return "near the edge", f"near the edge: {count.text}; closed forms: {pred.why}"
+    if pred.verdict == "near the edge":
+        return "near the edge", f"near the edge: the closed forms are within noise ({pred.why}); simulated: {count.text}"
+    if pred.verdict == sim:
+        return sim, f"{sim}: {pred.why}; simulated: {count.text}"
+    return "disagree", (f"the closed forms say {pred.verdict} ({pred.why}) but the simulation says {sim} "
+                        f"({count.text}): trust the simulation")
+
+
 # --------------------------------------------------------------------------- the report
 @dataclass
 class Report:
     """Everything :func:`report` computed for one system and trigger. Rates are per second,
-    queues in merged batches, times in ms unless the name ends in ``_s``."""
+    queues in merged batches, times in ms unless the name ends in ``_s``. Quantities that need a
+    far owner are None when the system does not give one."""
 
     system: YourSystem
     trigger: Trigger
     scenario: Scenario
     commit_ms: float
-    derived_commit_ms: float
-    far_commit_ms: float
+    derived_commit_ms: float | None
+    far_commit_ms: float | None
     capacity_per_s: float
-    capacity_two_owners_per_s: float
+    capacity_two_owners_per_s: float | None
     capacity_trigger_per_s: float
     demand_normal_per_s: float
     demand_peak_per_s: float
@@ -389,90 +749,140 @@ class Report:
     trigger_threshold: float
     time_to_threshold_s: float
     trigger_reaches_threshold: bool
-    predicted_stuck: bool
-    prediction: str
-    runs: dict = field(default_factory=dict)
+    turned_away_share: float
+    predicted: Prediction
+    predictions: dict = field(default_factory=dict)  # label → Prediction for every variant
+    runs: dict = field(default_factory=dict)  # label → the seed-0 Run (figures)
+    counts: dict = field(default_factory=dict)  # label → SimCount over the seeds
+
+    @property
+    def predicted_stuck(self) -> bool:
+        return self.predicted.verdict == "stuck"
+
+    @property
+    def prediction(self) -> str:
+        """The closed forms' prediction as one sentence: "stuck: …", "recovers: …", "near the edge: …"."""
+        p = self.predicted
+        return p.why if p.verdict == "near the edge" else f"{p.verdict}: {p.why}"
+
+    def verdict(self, label: str = "as entered") -> tuple[str, str]:
+        """``(verdict, sentence)`` for one variant: the prediction against its simulated count
+        (:func:`combine`)."""
+        check_choice("label", label, tuple(self.predictions))
+        return combine(self.predictions[label], self.counts.get(label))
 
     # ------------------------------------------------------------------ runs
     def rows(self) -> list[dict]:
-        """One row per run: recovered?, time to recover, served in time, timeouts, rejected,
-        wasted share of commits, longest queue."""
+        """One row per simulated variant: the prediction, the count over seeds, the verdict, and
+        medians over seeds (served in time, timeouts, rejected; the longest queue is the max)."""
         out = []
-        for label, run in self.runs.items():
-            s = run.summary
+        for label, c in self.counts.items():
+            run = self.runs[label]
+            rt = c.recovery_time_s[~np.isnan(c.recovery_time_s)]
             out.append({
                 "label": label,
                 "queue_limit": run.scenario.queue_limit,
                 "budget": run.scenario.retry.budget is not None,
-                "recovered": bool(run.recovered),
-                "recovery_time_s": run.recovery_time_s,
-                "served_share": float(s["served_share"]),
-                "timeouts": int(s["timeouts"]),
-                "rejected": int(s["rejected"]),
-                "wasted_share": float(s["wasted_share"]),
-                "max_queue": float(s["max_queue"]),
+                "predicted": self.predictions[label].verdict,
+                "recovered_seeds": c.k,
+                "seeds": c.n,
+                "recovered": c.k == c.n,
+                "verdict": self.verdict(label)[0],
+                "recovery_time_s": float(np.median(rt)) if len(rt) else None,
+                "served_share": float(np.median(c.served_share)),
+                "served_min": float(np.min(c.served_share)),
+                "served_max": float(np.max(c.served_share)),
+                "timeouts": int(np.median(c.timeouts)),
+                "timeouts_max": int(np.max(c.timeouts)),
+                "rejected": int(np.median(c.rejected)),
+                "max_queue": float(np.max(c.max_queue)),
             })
         return out
 
     def recovered(self) -> dict:
-        """``{label: recovered}`` for every run."""
-        return {label: bool(run.recovered) for label, run in self.runs.items()}
+        """``{label: recovered in every seed}`` for every simulated variant."""
+        return {label: c.k == c.n for label, c in self.counts.items()}
 
     # ------------------------------------------------------------------ rendering
     def closed_form_markdown(self) -> str:
         s, c = self.system, self
         lo, hi = c.band
         ql = "none" if s.queue_limit is None else f"{s.queue_limit}"
-        derived = (f"{s.round_trips:g} × {s.rtt_ms:g} + {s.statement_ms:g} = {c.derived_commit_ms:.1f} ms"
-                   if s.measured_commit_ms is None else
-                   f"measured {c.commit_ms:g} ms (the line {s.round_trips:g} × {s.rtt_ms:g} + {s.statement_ms:g} "
-                   f"gives {c.derived_commit_ms:.1f})")
-        r = "∞" if math.isinf(c.retries_in_storm) else f"{c.retries_in_storm:g}"
+        if s.measured_commit_ms is None:
+            derived = f"{s.round_trips:g} × {s.rtt_ms:g} + {s.statement_ms:g} = {c.derived_commit_ms:.1f} ms"
+        elif c.derived_commit_ms is not None:
+            derived = (f"measured {c.commit_ms:g} ms (your line {s.round_trips:g} × {s.rtt_ms:g} + "
+                       f"{s.statement_ms:g} gives {c.derived_commit_ms:.1f})")
+        else:
+            derived = f"measured {c.commit_ms:g} ms"
+        if math.isinf(c.retries_in_storm):
+            r = "R = ∞: no cap on attempts and no patience, so the band's lower edge is 0"
+        else:
+            r = f"R = {c.retries_in_storm:g}"
         sr = "none: the users alone fill the thread" if c.safe_retries is None else f"{c.safe_retries}"
         ttt = "never (capacity still above the peak's demand)" if math.isinf(c.time_to_threshold_s) else (
             f"{c.time_to_threshold_s:.1f} s")
+        if c.far_commit_ms is None:
+            far = ("with a far owner", "not entered (no measured_far_commit_ms or far_rtt_ms)", "02, 03")
+        else:
+            how = "measured" if s.measured_far_commit_ms is not None else (
+                f"N + {s.round_trips:g} × ({s.far_rtt_ms:g} − {s.rtt_ms:g})")
+            far = (f"with a far owner (N = {c.far_commit_ms:.1f} ms, {how}), taking turns",
+                   f"{c.capacity_two_owners_per_s:.1f} merged commits/s", "02, 03")
         rows = [
             ("merged commit N (lock hold)", derived, "01, 02"),
             ("TPS ceiling 1000 / N", f"{c.capacity_per_s:.1f} merged commits/s", "01"),
-            ("with a far owner (N = " + f"{c.far_commit_ms:.1f} ms), taking turns",
-             f"{c.capacity_two_owners_per_s:.1f} merged commits/s", "02, 03"),
+            far,
             ("user batches/s, normal → peak", f"{c.demand_normal_per_s:.1f} → {c.demand_peak_per_s:.1f} "
              f"({c.rows_per_batch_peak:.1f} rows each at the peak)", "01, 04 §1"),
             ("critical queue M / N", f"{c.critical_queue:.2f} batches", "04 §3"),
             ("timeouts start at (M − T − N) / N", f"{c.effective_queue:.2f} batches", "04 §3"),
             (f"safe QueueMaxSize ⌊M/N × {s.safety:g}⌋", f"{c.safe_queue_limit} batches (yours: {ql}); a request "
-             f"behind a full queue waits ≤ {c.worst_wait_safe_ms:.0f} ms", "04 §8"),
+             f"behind a full queue waits ≤ {c.worst_wait_safe_ms:.0f} ms during the trigger", "04 §8"),
             ("largest safety that covers the trigger (M − T − N_max) / (N̄ · M/N)",
              f"{c.safety_for_trigger:.2f} (yours {s.safety:g}: {'✔' if s.safety <= c.safety_for_trigger else '✘'})",
              "04 §8"),
-            ("retries per request in a storm", f"R = {r}", "04 §4"),
+            ("retries per request in a storm", r, "04 §4"),
             ("bistable band (user requests/s)", f"{lo:.0f} – {hi:.0f}", "04a"),
             ("normal load / peak", f"{s.normal_rate_per_s:.0f}/s: {c.zone_normal}; "
              f"{s.peak_rate_per_s:.0f}/s: **{c.zone_peak}**", "04a"),
             ("most retries per request (no budget) that keep the peak below the band", sr, "04a"),
             (f"with a {100 * BUDGET.percent:.0f}% retry budget, lower edge",
              f"{c.band_with_budget[0]:.0f}/s", "04a"),
+            ("turned away for good at the peak (bounded queue, M/M/1/K with retries)",
+             "— (no bound)" if s.queue_limit is None else f"{100 * c.turned_away_share:.1f}%", "04 §8"),
             (f"trigger: {self.trigger.describe()}", f"capacity {c.capacity_trigger_per_s:.1f}/s, queue grows "
              f"{c.trigger_growth_per_s:+.2f} batches/s", "04 §1"),
             ("trigger reaches the timeout threshold after", f"{ttt} (threshold {c.trigger_threshold:.2f} batches)",
              "04a"),
-            ("closed forms predict", f"**{c.prediction.split(':')[0]}**:{c.prediction.split(':', 1)[1]}", "04"),
         ]
+        rows += [(f"`{cd.key}`", f"{'**true**' if cd.holds else 'false'}{' (near)' if cd.near else ''}: {cd.text}",
+                  "") for cd in self.predicted.conditions]
+        rows.append(("closed forms predict (stuck = above ∨ (reaches ∧ lets ∧ ((in_band ∧ holds) ∨ slow_drain)) "
+                     "∨ turned_away)",
+                     f"**{self.predicted.verdict}**: {self.predicted.why}", "04"))
         lines = [f"**{s.name}**", "", "| quantity | value | notebook |", "|---|---|---|"]
         lines += [f"| {a} | {b} | {n} |" for a, b, n in rows]
+        d = s.defaulted()
+        if d:
+            lines += ["", "Left at the class defaults (check they are yours): "
+                      + ", ".join(f"`{k}` = {_fmt(getattr(s, k))}" for k in d) + "."]
         return "\n".join(lines)
 
     def runs_markdown(self) -> str:
-        if not self.runs:
+        if not self.counts:
             return "_no simulation (runs=False)_"
-        head = "| run | QueueMaxSize | retry budget | recovered? | time to recover (s) | served in time | timeouts | rejected | max queue (batches) |"
-        out = [head, "|---|---|---|---|---|---|---|---|---|"]
+        head = ("| run | QueueMaxSize | retry budget | closed forms | simulated | verdict | served in time "
+                "(median, range) | timeouts (median) | rejected (median) | max queue (batches) |")
+        out = [head, "|---|---|---|---|---|---|---|---|---|---|"]
         for r in self.rows():
-            rt = "—" if r["recovery_time_s"] is None else f"{r['recovery_time_s']:.0f}"
             ql = "none" if r["queue_limit"] is None else str(r["queue_limit"])
-            out.append(f"| {r['label']} | {ql} | {'yes' if r['budget'] else 'no'} | "
-                       f"{'yes' if r['recovered'] else '**no**'} | {rt} | {100 * r['served_share']:.1f}% | "
-                       f"{r['timeouts']:,} | {r['rejected']:,} | {r['max_queue']:.0f} |")
+            c = self.counts[r["label"]]
+            v = r["verdict"]
+            out.append(f"| {r['label']} | {ql} | {'yes' if r['budget'] else 'no'} | {r['predicted']} | {c.text} | "
+                       f"{v if v == 'recovers' else f'**{v}**'} | {100 * r['served_share']:.1f}% "
+                       f"({100 * r['served_min']:.1f}–{100 * r['served_max']:.1f}%) | {r['timeouts']:,} | "
+                       f"{r['rejected']:,} | {r['max_queue']:.0f} |")
         return "\n".join(out)
 
     def markdown(self) -> str:
@@ -482,56 +892,61 @@ class Report:
         return self.markdown()
 
 
+def _fmt(v) -> str:
+    if v is None:
+        return "—"
+    if isinstance(v, float):
+        return "∞" if math.isinf(v) else f"{v:g}"
+    return str(v)
+
+
+def variant_system(system: YourSystem, label: str) -> YourSystem:
+    """``system`` with one of :data:`VARIANTS` applied: "safe QueueMaxSize" sets the seed's
+    ⌊M/N × safety⌋ (at least 1 batch), "retry budget" adds :data:`BUDGET`'s share (unless a budget
+    is already entered), "both" does both."""
+    check_choice("label", label, VARIANTS)
+    changes = {}
+    if label in ("safe QueueMaxSize", "both"):
+        changes["queue_limit"] = max(1, capacity.safe_queue_limit(system.timeout_ms, system.commit_ms, system.safety))
+    if label in ("retry budget", "both") and system.retry_budget_percent is None:
+        changes["retry_budget_percent"] = BUDGET.percent
+    return replace(system, **changes)
+
+
 def report(system: YourSystem, trigger: Trigger | None = None, *, runs: bool | tuple = True,
-           seed: int = 0) -> Report:
+           seeds: int = MIN_SEEDS) -> Report:
     """Compute the capstone report for ``system`` under ``trigger`` (default: a second owner for
-    30 s). ``runs``: True runs every :data:`VARIANTS` on the fast engine, a tuple of labels runs
-    those, False none (closed forms only)."""
+    30 s). ``runs``: True simulates every :data:`VARIANTS` on the fast engine, a tuple of labels
+    those, False none (closed forms only); each simulated variant runs seeds 0 … ``seeds`` − 1 and
+    its verdict is the prediction against that count (:func:`combine`)."""
     _check_system(system)
     trigger = Trigger() if trigger is None else trigger
+    if not isinstance(trigger, Trigger):
+        raise ValueError(f"trigger must be a capstone Trigger or None, got {trigger!r}")
+    seeds = check_int("seeds", seeds, low=1, high=1_000)
     sc = scenario(system, trigger)
     cf = closed_forms(sc)
     n = system.commit_ms
     lam_peak = system.peak_rate_per_s
     safe = capacity.safe_queue_limit(system.timeout_ms, n, system.safety)
-    n_max = system.far_commit_ms if trigger.kind == "second_owner" else n * trigger.slow_factor
-    # mean batch time while the trigger lasts, and the capacity it leaves
-    if trigger.kind == "second_owner":
-        n_trig = (n + system.far_commit_ms) / 2.0
-        cap_trig = capacity.alternating_owners_tps([n, system.far_commit_ms])
-    else:
-        n_trig = n * trigger.slow_factor
-        cap_trig = capacity.tps_ceiling(n_trig)
+    n_trig, n_max, cap_trig = _trigger_commits(system, trigger)
     threshold = effective_timeout_queue(sc, n_trig)
     growth = capacity.queue_growth_rate(cf["demand_peak"], 0.0, cap_trig)
     t_thr = threshold / growth if growth > 0 else math.inf
-    reaches = t_thr <= trigger.duration_s
     edges = band(sc)
     edges_budget = band(replace(sc, retry=replace(sc.retry, budget=sc.retry.budget or BUDGET)))
-    z_peak = zone(lam_peak, edges)
     worst_entered = None if system.queue_limit is None else (
         system.queue_limit * n_trig + system.batch_max_wait_ms + n_max)
-    bounded = worst_entered is not None and worst_entered <= system.timeout_ms
-    if bounded:
-        stuck, why = False, (f"recovers: behind a full queue a request waits at most {worst_entered:.0f} ms ≤ M, "
-                             "so none times out")
-    elif z_peak == ZONES[2]:
-        stuck, why = True, "stuck: the peak alone is above capacity"
-    elif reaches and z_peak == ZONES[1]:
-        stuck, why = True, "stuck: the trigger pushes the queue past the threshold and the peak is in the band"
-    elif reaches:
-        stuck, why = False, "recovers: timeouts during the trigger, but below the band the storm dies out"
-    else:
-        stuck, why = False, "recovers: the trigger is too short or too weak to reach the threshold"
+    far = system.far_commit_ms
     rep = Report(
         system=system,
         trigger=trigger,
         scenario=sc,
         commit_ms=n,
         derived_commit_ms=system.derived_commit_ms,
-        far_commit_ms=system.far_commit_ms,
+        far_commit_ms=far,
         capacity_per_s=cf["capacity_one_owner"],
-        capacity_two_owners_per_s=cf["capacity_two_owners"],
+        capacity_two_owners_per_s=None if far is None else cf["capacity_two_owners"],
         capacity_trigger_per_s=cap_trig,
         demand_normal_per_s=cf["demand_normal"],
         demand_peak_per_s=cf["demand_peak"],
@@ -541,6 +956,7 @@ def report(system: YourSystem, trigger: Trigger | None = None, *, runs: bool | t
         effective_queue=cf["effective_queue_one_owner"],
         safe_queue_limit=safe,
         worst_wait_safe_ms=safe * n_trig + system.batch_max_wait_ms + n_max,
+        worst_wait_entered_ms=worst_entered,
         safety_for_trigger=max(0.0, (system.timeout_ms - system.batch_max_wait_ms - n_max)
                                / (n_trig * capacity.critical_queue_length(system.timeout_ms, n))),
         retries_in_storm=cf["attempts_per_request_stuck"] - 1,
@@ -548,29 +964,41 @@ def report(system: YourSystem, trigger: Trigger | None = None, *, runs: bool | t
         band=edges,
         band_with_budget=edges_budget,
         zone_normal=zone(system.normal_rate_per_s, edges),
-        zone_peak=z_peak,
+        zone_peak=zone(lam_peak, edges),
         safe_retries=safe_retries(lam_peak, edges[1]),
         trigger_growth_per_s=growth,
         trigger_threshold=threshold,
         time_to_threshold_s=t_thr,
-        trigger_reaches_threshold=reaches,
-        worst_wait_entered_ms=worst_entered,
-        predicted_stuck=stuck,
-        prediction=why,
+        trigger_reaches_threshold=trigger.duration_s > 0 and t_thr <= trigger.duration_s,
+        turned_away_share=turned_away_share(system),
+        predicted=predict(system, trigger),
     )
+    for lab in VARIANTS:
+        rep.predictions[lab] = predict(variant_system(system, lab), trigger)
     if runs is True:
         labels = VARIANTS
     elif runs is False or runs is None:
         labels = ()
     else:
         labels = tuple(runs)
-        for lab in labels:
-            check_choice("runs", lab, VARIANTS)
+    return add_runs(rep, labels, seeds=seeds)
+
+
+def add_runs(rep: Report, labels=VARIANTS, *, seeds: int = MIN_SEEDS) -> Report:
+    """Simulate the variants ``labels`` of ``rep`` over seeds 0 … ``seeds`` − 1 on the fast engine
+    and add them to ``rep`` (in place; returned for chaining). Lets a notebook split the runs
+    over cells."""
+    if not isinstance(rep, Report):
+        raise ValueError(f"rep must be a capstone Report, got {type(rep).__name__}")
+    seeds = check_int("seeds", seeds, low=1, high=1_000)
+    labels = (labels,) if isinstance(labels, str) else tuple(labels)
     for lab in labels:
-        variant = scenario(system, trigger,
-                           queue_limit=safe if lab in ("safe QueueMaxSize", "both") else "entered",
-                           budget=lab in ("retry budget", "both"))
-        rep.runs[lab] = simulate(variant, engine="fast", seed=seed)
+        check_choice("runs", lab, VARIANTS)
+    for lab in labels:
+        variant = scenario(variant_system(rep.system, lab), rep.trigger)
+        sims = [simulate(variant, engine="fast", seed=k) for k in range(seeds)]
+        rep.runs[lab] = sims[0]
+        rep.counts[lab] = _count(lab, sims)
     return rep
 
 
@@ -628,10 +1056,14 @@ class ChecklistItem:
 _NB = {
     "01": "01_hot_row", "02": "02_rtt_math", "03": "03_split_routing", "04": "04_metastable_retry_storm",
     "05": "05_lock_plus_timer", "06": "06_pending_records", "07": "07_gateway_cascade",
-    "08": "08_lost_timeouts", "09": "09_fault_tolerance",
+    "08": "08_lost_timeouts", "09": "09_fault_tolerance", "10": "10_capstone",
 }
 
 CHECKLIST: tuple[ChecklistItem, ...] = (
+    ChecklistItem("config_checks", "Configuration checks run by a program (配置檢查系統), not a verbal "
+                  "agreement (口頭約定): before a limit goes live, a checker refuses what breaks the rules below "
+                  "(`capstone.config_checks(system, strict=True)`), and gains a rule after each incident.",
+                  "003", ("10",)),
     ChecklistItem("bound_queues", "Bound every queue, the hidden ones too: pending rows in the database, "
                   "message-queue backlogs, lock waits, calls in flight, the batcher.", "000, 001, 002",
                   ("04", "06", "07", "08")),
@@ -643,10 +1075,10 @@ CHECKLIST: tuple[ChecklistItem, ...] = (
                   "throttle: a cap and backoff alone do not reduce the work of a storm.", "000, 003",
                   ("04", "09")),
     ChecklistItem("degrade", "A way to degrade upstream (cut traffic at the source), and a rehearsed way to "
-                  "drop the backlog (保增量降存量) where dropping is safe (资金安全).", "000, 001, 003",
-                  ("04", "07", "09")),
+                  "drop the backlog (保增量降存量) where dropping is safe (资金安全).", "000, 001",
+                  ("04", "07")),
     ChecklistItem("deadlines", "Deadlines propagated: the server skips work whose client has already given up.",
-                  "000, 003", ("04", "09")),
+                  "000", ("04",)),
     ChecklistItem("lock_timer", "Never wait on a timer, a token or any I/O while holding a global lock.",
                   "004", ("05",)),
     ChecklistItem("timeouts_fire", "Timeouts that actually fire: test them, and alarm on calls in flight.",
@@ -687,8 +1119,67 @@ def _status(item: ChecklistItem, rep: Report | None) -> str:
                  f"budget {'✔' if budget else '✘'}"]
         return ", ".join(parts)
     if item.key == "deployment":
+        if rep.capacity_two_owners_per_s is None:
+            return "no far owner entered"
         return f"a far owner costs {rep.capacity_per_s - rep.capacity_two_owners_per_s:.1f} commits/s"
+    if item.key == "config_checks":
+        bad = [c.rule for c in config_checks(s, rep.trigger) if not c.ok]
+        n = len(CONFIG_RULES)
+        return f"✔ {n}/{n} rules pass" if not bad else f"✘ {len(bad)}/{n} fail: {', '.join(bad)}"
     return ""
+
+
+# --------------------------------------------------------------------------- configuration checks
+#: The rules :func:`config_checks` enforces: key → (what it checks, the seed sentence it comes from).
+CONFIG_RULES = {
+    "queue_bounded": ("QueueMaxSize is set", "000: 对队列或者等效形式都需要做一个严格的有界性保护"),
+    "queue_below_m_over_n": ("QueueMaxSize ≤ ⌊M/N × safety⌋", "000: 队列最大长度QueueMaxSize < (M/N) * 安全系数"),
+    "queue_covers_trigger": ("a full queue still answers within M while the trigger lasts",
+                             "000: 安全系数是避免耗时极度升高后的buffer"),
+    "retries_capped": ("a finite number of attempts", "000: 设定最大重试次数"),
+    "backoff_grows": ("the retry delay grows (multiplier > 1)", "000: 逐渐拉长重试间隔，例如指数退避"),
+    "jitter": ("the retry delay is random", "000: 重试间隔需要加上随机性"),
+    "peak_below_band": ("the peak sits below the band's lower edge", "000: 亚稳态 (ours: the bistable band, 04a)"),
+}
+
+
+@dataclass(frozen=True)
+class ConfigCheck:
+    rule: str
+    ok: bool
+    detail: str
+
+
+def config_checks(system: YourSystem, trigger: Trigger | None = None, *, strict: bool = False) -> list[ConfigCheck]:
+    """Seed 003's 配置檢查系統 applied to seed 000's limits: check a configuration by program before
+    it goes live, one :class:`ConfigCheck` per rule of :data:`CONFIG_RULES`. ``strict=True``
+    raises ``ValueError`` naming every rule that fails (the way a release pipeline refuses it).
+    The trigger (default: the report's default, or a 2× slow primary when no far owner is
+    entered) sets the slowest commit the queue must cover."""
+    _check_system(system)
+    if trigger is None:
+        trigger = Trigger() if system.far_commit_ms is not None else Trigger(kind="slow_db")
+    rep = report(system, trigger, runs=False)
+    safe, ql = rep.safe_queue_limit, system.queue_limit
+    results = [
+        ConfigCheck("queue_bounded", ql is not None, f"QueueMaxSize {_fmt(ql)}"),
+        ConfigCheck("queue_below_m_over_n", ql is not None and ql <= safe, f"{_fmt(ql)} vs ⌊M/N × "
+                    f"{system.safety:g}⌋ = {safe}"),
+        ConfigCheck("queue_covers_trigger", ql is not None and rep.worst_wait_entered_ms <= system.timeout_ms,
+                    "no bound" if ql is None else f"behind a full queue {rep.worst_wait_entered_ms:.0f} ms vs M = "
+                    f"{system.timeout_ms:g} ms ({trigger.describe()})"),
+        ConfigCheck("retries_capped", not math.isinf(system.retry_attempts), f"{_fmt(system.retry_attempts)} attempts"),
+        ConfigCheck("backoff_grows", system.retry_multiplier > 1 or system.retry_attempts <= 1,
+                    f"multiplier {system.retry_multiplier:g}"),
+        ConfigCheck("jitter", system.retry_jitter != "none" or system.retry_attempts <= 1,
+                    f"jitter {system.retry_jitter}"),
+        ConfigCheck("peak_below_band", rep.zone_peak == ZONES[0], f"peak {system.peak_rate_per_s:.0f}/s: {rep.zone_peak}"),
+    ]
+    if strict:
+        bad = [f"{c.rule} ({CONFIG_RULES[c.rule][0]}: {c.detail})" for c in results if not c.ok]
+        if bad:
+            raise ValueError(f"system {system.name!r} fails {len(bad)} configuration check(s): " + "; ".join(bad))
+    return results
 
 
 def checklist_markdown(*reports: Report, link_prefix: str = "") -> str:
@@ -719,13 +1210,14 @@ class Dashboard:
 
     SERIES = ("offered", "retries", "goodput", "timeouts", "rejected")
 
-    def __init__(self, base: YourSystem = SYSTEM_A, trigger: Trigger | None = None):
+    def __init__(self, base: YourSystem = SYSTEM_A, trigger: Trigger | None = None, seeds: int = 1):
         from matplotlib.backends.backend_agg import FigureCanvasAgg
         from matplotlib.figure import Figure
 
         _check_system(base)
         self.base = base
         self.trigger = Trigger() if trigger is None else trigger
+        self.seeds = check_int("seeds", seeds, low=1, high=1_000)
         self.fig = Figure(figsize=(8.0, 4.2), layout="constrained")
         FigureCanvasAgg(self.fig)
         self.zax, self.ax = self.fig.subplots(2, 1, height_ratios=[1, 3.2])
@@ -765,12 +1257,12 @@ class Dashboard:
         return replace(self.base, **changes)
 
     def update(self, normal_rate_per_s=None, peak_factor=None, timeout_ms=None, rtt_ms=None,
-               retry_patience_ms=None, queue_limit="entered", trigger_s=None, seed: int = 0,
+               retry_patience_ms=None, queue_limit="entered", trigger_s=None,
                show: bool = True) -> Report:
         """Report on the changed system (closed forms + the run as entered) and redraw."""
         system = self.system(normal_rate_per_s, peak_factor, timeout_ms, rtt_ms, retry_patience_ms, queue_limit)
         trig = self.trigger if trigger_s is None else replace(self.trigger, duration_s=trigger_s)
-        rep = report(system, trig, runs=("as entered",), seed=seed)
+        rep = report(system, trig, runs=("as entered",), seeds=self.seeds)
         self.redraw(rep)
         self.calls += 1
         self.last = rep
@@ -784,15 +1276,28 @@ class Dashboard:
     __call__ = update
 
     @staticmethod
+    def headline(rep: Report) -> str:
+        """The verdict line: the closed forms' prediction against the run(s) drawn. With fewer than
+        :data:`MIN_SEEDS` seeds a run is a sample, not a verdict, and the line says so."""
+        c = rep.counts["as entered"]
+        p = rep.predicted.verdict
+        if c.n >= MIN_SEEDS:
+            return rep.verdict()[0]
+        sim = "recovers" if c.k == c.n else ("stuck" if c.k == 0 else "near the edge")
+        agree = "agrees" if p == sim else "disagrees: near the edge"
+        return f"closed forms: {p}; {'seed 0' if c.n == 1 else f'{c.n} seeds'}: {sim} ({agree})"
+
+    @staticmethod
     def summary(rep: Report) -> str:
-        run = rep.runs["as entered"]
+        c = rep.counts["as entered"]
         lo, hi = rep.band
-        verdict = "**recovered**" if run.recovered else "**stuck**"
-        return (f"{verdict}: {100 * run.summary['served_share']:.1f}% of user requests answered in time. "
-                f"N = {rep.commit_ms:.1f} ms, ceiling {rep.capacity_per_s:.1f} commits/s; M/N = "
+        more = "" if c.n >= MIN_SEEDS else (f" One run is a sample: `report(system, trigger)` counts "
+                                            f"{MIN_SEEDS} seeds.")
+        return (f"**{Dashboard.headline(rep)}**: {100 * float(np.median(c.served_share)):.1f}% of user requests "
+                f"answered in time. N = {rep.commit_ms:.1f} ms, ceiling {rep.capacity_per_s:.1f} commits/s; M/N = "
                 f"{rep.critical_queue:.1f}, safe QueueMaxSize {rep.safe_queue_limit}; band {lo:.0f}–{hi:.0f} "
-                f"requests/s, peak {rep.system.peak_rate_per_s:.0f}/s {rep.zone_peak}; closed forms predict "
-                f"{'stuck' if rep.predicted_stuck else 'recovery'}.")
+                f"requests/s, peak {rep.system.peak_rate_per_s:.0f}/s {rep.zone_peak}. Closed forms: "
+                f"{rep.prediction}.{more}")
 
     def redraw(self, rep: Report) -> None:
         s = rep.system
@@ -819,9 +1324,11 @@ class Dashboard:
         tr = rep.trigger
         self.span.set_x(tr.start_s)
         self.span.set_width(tr.duration_s)
-        self.verdict.set_text(f"{'recovered' if run.recovered else 'stuck'}: "
-                              f"{100 * run.summary['served_share']:.0f}% served in time")
-        self.verdict.set_color(COLORS["recovered" if run.recovered else "stuck"])
+        head = self.headline(rep)
+        self.verdict.set_text(f"{head}\nthis run: {100 * run.summary['served_share']:.0f}% served in time")
+        good = rep.predicted.verdict == "recovers" and run.recovered
+        bad = rep.predicted.verdict == "stuck" and not run.recovered
+        self.verdict.set_color(COLORS["recovered"] if good else (COLORS["stuck"] if bad else "black"))
         self.fig.canvas.draw()
 
 
@@ -838,17 +1345,18 @@ def dashboard_controls(base: YourSystem = SYSTEM_A) -> dict:
                                    layout=layout, continuous_update=False)
 
     patience = base.retry_patience_ms if not math.isinf(base.retry_patience_ms) else 2_000.0
+    rtt = (fs(base.rtt_ms, 0.1, 3.0, 0.1, "RTT to the primary (ms)") if base.rtt_ms is not None
+           and base.measured_commit_ms is None else widgets.fixed(None))
     ql_opts = [("as entered", "entered"), ("none", None)] + [(str(k), k) for k in (3, 6, 9, 12, 25, 100)]
     return {
         "normal_rate_per_s": fs(base.normal_rate_per_s, 50.0, 1500.0, 10.0, "normal load (user requests/s)"),
         "peak_factor": fs(base.peak_factor, 1.0, 2.0, 0.05, "peak factor"),
         "timeout_ms": fs(base.timeout_ms, 100.0, 1000.0, 10.0, "M: client timeout (ms)"),
-        "rtt_ms": fs(base.rtt_ms, 0.1, 3.0, 0.1, "RTT to the primary (ms)"),
+        "rtt_ms": rtt,
         "retry_patience_ms": fs(patience, 0.0, 2000.0, 50.0, "user patience (ms)"),
         "queue_limit": widgets.Dropdown(options=ql_opts, value="entered", description="QueueMaxSize (batches)",
                                         style=style, layout=layout),
         "trigger_s": fs(Trigger().duration_s, 0.0, 60.0, 5.0, "trigger duration (s)"),
-        "seed": widgets.fixed(0),
         "show": widgets.fixed(True),
     }
 
@@ -864,9 +1372,10 @@ FIELD_HELP = {
     "statement_ms": "lock time per merged commit that does not depend on the RTT (ms)",
     "measured_commit_ms": "measured merged commit N (ms); empty: derived from the three above",
     "far_rtt_ms": "RTT from the farthest datacentre a server could own the key from (ms)",
+    "measured_far_commit_ms": "measured merged commit of an owner in that datacentre (ms); empty: derived",
     "batch_max_rows": "a batch closes at this many requests …",
     "batch_max_wait_ms": "… or this long after its first request (ms)",
-    "timeout_ms": "M: the client's timeout per attempt (ms)",
+    "timeout_ms": "M: the client's timeout per attempt (ms); required",
     "retry_attempts": "attempts per request, the first included (inf: no cap)",
     "retry_backoff_ms": "delay before the first retry (ms)",
     "retry_multiplier": "backoff growth per retry (1: constant)",

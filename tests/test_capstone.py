@@ -6,8 +6,9 @@ import re
 from dataclasses import FrozenInstanceError, replace
 
 import matplotlib.pyplot as plt
+import numpy as np
 import pytest
-from hypothesis import given
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from ipywidgets import fixed, interactive
 
@@ -74,7 +75,9 @@ def test_system_a_numbers_match_the_closed_forms():
 def test_a_bounded_queue_changes_the_prediction():
     r = report(replace(SYSTEM_A, queue_limit=6), runs=False)
     assert r.worst_wait_entered_ms == pytest.approx(6 * 21.5 + 20 + 27)
-    assert not r.predicted_stuck and "≤ M" in r.prediction
+    assert r.predicted.verdict == "recovers" and not r.predicted_stuck
+    assert not r.predicted.condition("lets").holds and "≤ M" in r.predicted.condition("lets").text
+    assert not r.predicted.condition("holds").holds  # 6 ≤ (M − T − N)/N = 10.25
     big = report(replace(SYSTEM_A, queue_limit=200), runs=False)  # "远大于临界QueueSize"
     assert big.predicted_stuck
     above = report(replace(SYSTEM_A, normal_rate_per_s=1100.0), runs=False)
@@ -92,12 +95,53 @@ def test_budget_moves_the_lower_edge():
 
 
 def test_measured_commit_overrides_the_derived_one():
-    s = replace(SYSTEM_A, measured_commit_ms=20.0)
+    s = replace(SYSTEM_A, measured_commit_ms=20.0)  # A's own round trips and RTTs are still entered
     assert s.commit_ms == 20.0 and s.derived_commit_ms == pytest.approx(16.0)
     assert s.far_commit_ms == pytest.approx(20.0 + 11 * (1.5 - 0.5))
     r = report(s, runs=False)
     assert r.capacity_per_s == pytest.approx(50.0)
     assert "measured 20 ms" in r.closed_form_markdown()
+
+
+def _mine(**kw):
+    base = dict(name="our ledger", measured_commit_ms=9.0, timeout_ms=300.0, retry_attempts=3,
+                normal_rate_per_s=300.0, peak_factor=1.3, queue_limit=12)
+    return capstone.YourSystem(**{**base, **kw})
+
+
+def test_no_default_of_system_a_leaks_into_a_readers_report():
+    mine = _mine()
+    assert mine.far_commit_ms is None and mine.derived_commit_ms is None
+    with pytest.raises(ValueError, match="measured_far_commit_ms"):
+        report(mine, runs=False)  # the default trigger needs a far owner the reader did not enter
+    r = report(mine, Trigger(kind="slow_db"), runs=False)
+    md = r.closed_form_markdown()
+    assert "measured 9 ms" in md and "not entered" in md
+    for a_number in ("11 ×", "10.5", "16.0", "27.0", "0.5 →", "1.5 ms", "61.0", "200 ms", "600/s", "720"):
+        assert a_number not in md, a_number
+    assert r.capacity_two_owners_per_s is None and r.far_commit_ms is None
+    # a far owner the reader measures is used as entered; one derived from their own RTTs as derived
+    far = report(_mine(measured_far_commit_ms=14.0), runs=False)
+    assert far.far_commit_ms == 14.0 and far.capacity_two_owners_per_s == pytest.approx(
+        capacity.alternating_owners_tps([9.0, 14.0]))
+    line = report(_mine(rtt_ms=0.4, round_trips=6.0, far_rtt_ms=2.0), runs=False)
+    assert line.far_commit_ms == pytest.approx(9.0 + 6 * (2.0 - 0.4))
+    assert "N + 6 × (2 − 0.4)" in line.closed_form_markdown()
+    # what the reader left at a class default is named in the report
+    assert "`batch_max_rows` = 1" in md and "`safety` = 0.5" in md
+
+
+@pytest.mark.parametrize("missing", ["timeout_ms", "normal_rate_per_s", "retry_attempts"])
+def test_required_fields_are_refused_when_missing(missing):
+    with pytest.raises(ValueError, match=f"{missing} is required"):
+        _mine(**{missing: None})
+
+
+def test_commit_needs_a_measurement_or_the_whole_line():
+    with pytest.raises(ValueError, match="statement_ms"):
+        _mine(measured_commit_ms=None, rtt_ms=0.4, round_trips=6.0)
+    with pytest.raises(ValueError, match="far_rtt_ms"):
+        _mine(far_rtt_ms=2.0)  # a far RTT without the round trips it multiplies
 
 
 def test_zones_and_safe_retries():
@@ -117,7 +161,9 @@ def test_unlimited_retries_have_no_lower_edge():
     s = replace(SYSTEM_A, retry_patience_ms=math.inf)
     r = report(s, runs=False)
     assert math.isinf(r.retries_in_storm) and r.band[0] == 0.0 and r.zone_normal == ZONES[1]
-    assert "R = ∞" in r.closed_form_markdown()
+    md = r.closed_form_markdown()
+    assert "R = ∞" in md and "lower edge is 0" in md  # the 0 is explained, not silent
+    assert "R = ∞" in r.predicted.condition("in_band").text
 
 
 def test_slow_db_trigger_closed_form():
@@ -137,12 +183,13 @@ def test_slow_db_trigger_closed_form():
 def test_system_a_runs_reproduce_notebook_04(rep_a):
     assert tuple(rep_a.runs) == VARIANTS
     assert rep_a.recovered() == {"as entered": False, "safe QueueMaxSize": True, "retry budget": True, "both": True}
-    rows = {r["label"]: r for r in rep_a.rows()}
-    ref = lesson.compare(["none", "queue_limit", "percent"], executor="serial")
+    assert all(c.n == capstone.MIN_SEEDS for c in rep_a.counts.values())
+    ref = lesson.compare(["none", "queue_limit", "percent"], executor="serial")  # seed 0, as 04
     for label, name in (("as entered", "none"), ("safe QueueMaxSize", "queue_limit"), ("retry budget", "percent")):
-        assert rows[label]["served_share"] == pytest.approx(ref[name].summary["served_share"])
-        assert rows[label]["timeouts"] == ref[name].summary["timeouts"]
-    assert rows["safe QueueMaxSize"]["timeouts"] == 0 and rows["safe QueueMaxSize"]["max_queue"] <= 6
+        assert rep_a.runs[label].summary["served_share"] == pytest.approx(ref[name].summary["served_share"])
+        assert rep_a.runs[label].summary["timeouts"] == ref[name].summary["timeouts"]
+    rows = {r["label"]: r for r in rep_a.rows()}
+    assert rows["safe QueueMaxSize"]["timeouts_max"] == 0 and rows["safe QueueMaxSize"]["max_queue"] <= 6
     for run in rep_a.runs.values():
         run.check()
 
@@ -157,8 +204,105 @@ def test_system_b_recovers_with_and_without_mitigations(rep_b):
 
 
 def test_closed_form_prediction_matches_the_simulation(rep_a, rep_b):
-    assert rep_a.predicted_stuck == (not rep_a.runs["as entered"].recovered)
-    assert rep_b.predicted_stuck == (not rep_b.runs["as entered"].recovered)
+    for rep in (rep_a, rep_b):
+        for label in VARIANTS:
+            verdict, text = rep.verdict(label)
+            assert verdict == rep.predictions[label].verdict, text  # closed forms and 20 seeds agree
+            c = rep.counts[label]
+            assert (c.k == c.n) == (verdict == "recovers") and (c.k == 0) == (verdict == "stuck")
+
+
+SHORT = Trigger(start_s=5.0, duration_s=10.0, horizon_s=30.0)
+
+
+def test_bounded_queue_under_a_peak_above_capacity_is_stuck():
+    """The issue's case: a bounded queue keeps every wait under M, but the peak is above capacity.
+    The old ordered ``if`` chain said "recovers: none times out"."""
+    p, trig = ex10.PAYMENT, ex10.PAYMENT_TRIGGER
+    r = report(p, trig, runs=("as entered",))
+    assert r.worst_wait_entered_ms <= p.timeout_ms  # the old branch's test passes …
+    assert p.peak_rate_per_s > r.band[1] and r.predicted.condition("above").holds
+    assert r.predicted.verdict == "stuck" and r.verdict() == ("stuck", r.verdict()[1])
+    c = r.counts["as entered"]
+    assert c.k == 0 and c.n >= 20 and c.timeouts.max() == 0  # … no timeouts, yet stuck in every seed
+    assert np.all(c.served_share < capstone.RECOVERY_SHARE)
+    # served in time at most what one thread commits: capacity / peak in requests (no batcher)
+    assert np.all(c.served_share <= r.band[1] / p.peak_rate_per_s + 0.02)
+
+
+def test_queue_limit_zero_is_refused_with_the_reason():
+    with pytest.raises(ValueError, match=r"queue_limit must be an integer >= 1"):
+        replace(SYSTEM_A, queue_limit=0)
+    with pytest.raises(ValueError, match="queue_limit"):
+        capstone.scenario(SYSTEM_A, queue_limit=0)
+
+
+def test_small_queue_limits_agree_with_the_simulation():
+    for limit in (1, 2, 6, 11):
+        r = report(replace(SYSTEM_A, queue_limit=limit), SHORT, runs=("as entered",))
+        v, text = r.verdict()
+        assert v in ("recovers", "near the edge"), text  # never "stuck", never "disagree"
+        assert r.counts["as entered"].k == r.counts["as entered"].n  # 20/20 seeds recover
+        assert (v == "near the edge") == bool(r.predicted.flips)  # near only where a closed form is
+
+
+def test_slow_drain_is_predicted():
+    """No retries, so no storm; but the backlog of a 3× slow primary outlasts a 30-s clock."""
+    s = replace(SYSTEM_A, normal_rate_per_s=712.0, peak_factor=1.13, timeout_ms=516.0, queue_limit=None,
+                retry_attempts=1, retry_patience_ms=math.inf)
+    trig = replace(SHORT, kind="slow_db", slow_factor=3.0)
+    r = report(s, trig, runs=("as entered",))
+    assert r.predicted.condition("slow_drain").holds and not r.predicted.condition("in_band").holds
+    assert r.verdict()[0] == "stuck" and r.counts["as entered"].k == 0
+    longer = report(s, replace(trig, horizon_s=120.0), runs=False)
+    assert not longer.predicted.condition("slow_drain").holds and longer.predicted.verdict == "recovers"
+
+
+def test_mm1k_blocking_and_attempts():
+    assert capstone.mm1k_blocking(0.5, 1) == pytest.approx(0.5 / 1.5)  # Erlang loss, one server
+    assert capstone.mm1k_blocking(1.0, 4) == pytest.approx(1 / 5)
+    assert capstone.mm1k_blocking(2.0, 3) == pytest.approx((1 - 2) * 2 ** 3 / (1 - 2 ** 4))
+    # SYSTEM A: 50 ms constant, full jitter → 25 ms mean; 300 ms patience → 1 + 12 attempts
+    assert capstone.attempts_after_rejection(SYSTEM_A) == 13
+    assert capstone.attempts_after_rejection(replace(SYSTEM_A, retry_attempts=3)) == 3
+    assert capstone.turned_away_share(SYSTEM_A) < 1e-6 and capstone.turned_away_share(replace(
+        SYSTEM_A, queue_limit=None)) == 0.0
+
+
+def test_combine_says_near_and_disagree():
+    pred = capstone.predict(SYSTEM_A)
+    mk = lambda rec: capstone.SimCount("x", np.array(rec), *(np.zeros(len(rec)),) * 4,  # noqa: E731
+                                       np.full(len(rec), np.nan))
+    assert capstone.combine(pred, mk([False] * 20))[0] == "stuck"
+    assert capstone.combine(pred, mk([True] * 20))[0] == "disagree"
+    assert capstone.combine(pred, mk([True] * 5 + [False] * 15))[0] == "near the edge"
+    v, text = capstone.combine(pred, mk([False] * 3))
+    assert v == "stuck" and "too few seeds" in text
+    near = replace(pred, verdict="near the edge")
+    assert capstone.combine(near, mk([False] * 20))[0] == "near the edge"
+
+
+@settings(max_examples=8, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow])
+@given(rate=st.floats(100.0, 900.0), peak=st.floats(1.0, 1.6), timeout=st.floats(80.0, 800.0),
+       limit=st.one_of(st.none(), st.integers(1, 60)), attempts=st.sampled_from([math.inf, 1, 2, 3]),
+       patience=st.sampled_from([math.inf, 300.0, 1000.0]), kind=st.sampled_from(["second_owner", "slow_db"]),
+       slow=st.sampled_from([1.5, 2.0, 3.0]))
+def test_verdict_agrees_with_its_simulation_for_random_systems(rate, peak, timeout, limit, attempts, patience,
+                                                               kind, slow):
+    """Over random valid systems the report's verdict is never contradicted by its 20 seeds: it is
+    their unanimous answer, or "near the edge" (seeds split, or closed forms within noise)."""
+    s = replace(SYSTEM_A, normal_rate_per_s=rate, peak_factor=peak, timeout_ms=timeout, queue_limit=limit,
+                retry_attempts=attempts, retry_patience_ms=patience)
+    r = report(s, replace(SHORT, kind=kind, slow_factor=slow), runs=("as entered",))
+    v, text = r.verdict()
+    c = r.counts["as entered"]
+    assert v != "disagree", text
+    if v == "recovers":
+        assert c.k == c.n and r.predicted.verdict == "recovers"
+    elif v == "stuck":
+        assert c.k == 0 and r.predicted.verdict == "stuck"
+    else:
+        assert r.predicted.flips or 0 < c.k < c.n, text
 
 
 def test_selected_runs_only_and_bad_run_label():
@@ -176,10 +320,10 @@ def test_no_trigger_is_healthy():
 
 
 @given(rate=st.floats(100.0, 1400.0), peak=st.floats(1.0, 1.6), timeout=st.floats(80.0, 800.0),
-       limit=st.one_of(st.none(), st.integers(0, 50)))
+       limit=st.one_of(st.none(), st.integers(1, 50)))
 def test_ledgers_balance_for_random_systems(rate, peak, timeout, limit):
     s = replace(SYSTEM_A, normal_rate_per_s=rate, peak_factor=peak, timeout_ms=timeout, queue_limit=limit)
-    r = report(s, Trigger(start_s=5.0, duration_s=10.0, horizon_s=30.0), runs=("as entered",))
+    r = report(s, Trigger(start_s=5.0, duration_s=10.0, horizon_s=30.0), runs=("as entered",), seeds=1)
     run = r.runs["as entered"]
     run.check()
     led = run.ledger
@@ -202,6 +346,9 @@ def test_ledgers_balance_for_random_systems(rate, peak, timeout, limit):
     ({"retry_patience_ms": -5.0}, "retry_patience_ms"),
     ({"retry_budget_percent": -0.1}, "retry_budget_percent"),
     ({"queue_limit": -1}, "queue_limit"),
+    ({"queue_limit": 0}, "queue_limit"),
+    ({"measured_far_commit_ms": 0.0}, "measured_far_commit_ms"),
+    ({"timeout_ms": None}, "timeout_ms is required"),
     ({"normal_rate_per_s": 0.0}, "normal_rate_per_s"),
     ({"peak_factor": 0.5}, "peak_factor"),
     ({"safety": 1.5}, "safety"),
@@ -240,7 +387,8 @@ def test_system_is_frozen():
 def test_markdown_and_checklist(rep_a):
     md = rep_a.markdown()
     for piece in ("62.5 merged commits/s", "12.50 batches", "617 – 1233", "in the bistable band", "**stuck**",
-                  "| as entered | 250 | no | **no** |"):
+                  "| as entered | 250 | no | stuck | stuck in 20/20 seeds | **stuck** |",
+                  "| safe QueueMaxSize | 6 | no | recovers | recovered in 20/20 seeds | recovers |"):
         assert piece in md
     cl = capstone.checklist_markdown(rep_a)
     assert cl.count("\n") == len(capstone.CHECKLIST) + 1
@@ -256,6 +404,22 @@ def test_markdown_and_checklist(rep_a):
     assert cl_two.splitlines()[0].endswith(f"| {SYSTEM_A.name} | fixed |")
     with pytest.raises(ValueError, match="reports"):
         capstone.checklist_markdown(SYSTEM_A)
+
+
+def test_config_checks_refuse_what_breaks_the_rules():
+    """Seed 003's 配置檢查系統: a program, not a verbal agreement, checks the limits before they go live."""
+    checks = {c.rule: c.ok for c in capstone.config_checks(SYSTEM_A)}
+    assert set(checks) == set(capstone.CONFIG_RULES)
+    assert not checks["queue_below_m_over_n"] and not checks["retries_capped"] and not checks["peak_below_band"]
+    with pytest.raises(ValueError, match="queue_below_m_over_n"):
+        capstone.config_checks(SYSTEM_A, strict=True)
+    fixed = replace(SYSTEM_A, queue_limit=6, retry_attempts=3, retry_multiplier=2.0, retry_backoff_ms=100.0,
+                    retry_cap_ms=1_000.0, retry_budget_percent=0.2)
+    assert all(c.ok for c in capstone.config_checks(fixed, strict=True))
+    item = next(i for i in capstone.CHECKLIST if i.key == "config_checks")
+    assert item.seeds == "003" and "配置檢查系統" in item.text
+    md = capstone.checklist_markdown(report(SYSTEM_A, runs=False), report(fixed, runs=False))
+    assert "✔ 7/7 rules pass" in md and "✘ " in md
 
 
 def test_systems_table_lists_every_field():
@@ -359,7 +523,8 @@ def test_widget_bad_input_names_the_parameter():
 
 # ---------------------------------------------------------------------- exercises
 def test_exercise_ids_registered():
-    assert {"10.safe_queue_limit", "10.round_trips_out_of_band", "10.first_protection"} <= set(ids())
+    assert {"10.safe_queue_limit", "10.round_trips_out_of_band", "10.first_protection",
+            "10.payment_bounded"} <= set(ids())
 
 
 def test_expected_answers_come_from_the_package():
@@ -368,6 +533,7 @@ def test_expected_answers_come_from_the_package():
     assert report(replace(SYSTEM_A, round_trips=11 - k), runs=False).zone_peak == ZONES[0]
     assert report(replace(SYSTEM_A, round_trips=12 - k), runs=False).zone_peak == ZONES[1]
     assert ex10.first_protection() == "queue_limit"
+    assert ex10.payment_verdict() == "stuck"
 
 
 @pytest.mark.parametrize("exercise_id, right, wrong, says", [
@@ -383,6 +549,8 @@ def test_expected_answers_come_from_the_package():
     ("10.first_protection", "queue_limit", "retry_budget", "timeouts"),
     ("10.first_protection", "queue_limit", "more_threads", "S2PL"),
     ("10.first_protection", "queue_limit", "circuit_breaker", "one of"),
+    ("10.payment_bounded", "stuck", "recovers", "capacity 1000 / N"),
+    ("10.payment_bounded", "stuck", "maybe", "'recovers' or 'stuck'"),
 ])
 def test_right_answer_ok_wrong_answer_specific(exercise_id, right, wrong, says):
     assert check(exercise_id, right).ok

@@ -86,8 +86,20 @@ def _per_owner_critical_rate(answer):
                     hint="Solve r(0.9λ)·16 + r(0.1λ)·27 = 1000 for λ (r = capacity.batcher_batch_rate), e.g. by bisection.")
 
 
-@exercise("03.global_c_owner_tps")
-def _global_c_owner_tps(answer):
-    expected = routing.hot_key_tps([routing.SEED_LAYOUT.by_name("c1")])
-    return close_to(answer, expected, rel=0.02, unit="merged commits/s",
-                    hint="One owner, alone on the lock, with the cross-datacentre batch time.")
+def global_c_owner_timeout_s() -> float:
+    """Global list, the hot key's single owner in C: seconds at normal load until requests time out."""
+    sc = routing.SEED_INCIDENT
+    c_ms = max(sc.owners_ms)
+    alone = routing.hot_key_tps([routing.SEED_LAYOUT.by_name("c1")])
+    growth = capacity.queue_growth_rate(routing.demand_batches_per_s(sc, peak=False), 0.0, alone)
+    return capacity.timeout_queue_length(sc.timeout_ms, c_ms, sc.max_wait_ms) / growth
+
+
+@exercise("03.global_c_owner_timeout_s")
+def _global_c_owner_timeout_s(answer):
+    a = as_number(answer)
+    alone = routing.hot_key_tps([routing.SEED_LAYOUT.by_name("c1")])
+    if a is not None and abs(a - alone) < 0.02 * alone:
+        return False, "That is the owner's capacity in merged commits/s; the question asks for seconds until timeouts."
+    return close_to(answer, global_c_owner_timeout_s(), rel=0.05, unit="s",
+                    hint="Threshold (M − T − N)/N with N = 27 ms, divided by normal demand − 1000/27 batches/s.")

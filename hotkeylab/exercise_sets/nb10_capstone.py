@@ -8,7 +8,7 @@ from dataclasses import replace
 from functools import lru_cache
 
 from .. import capacity
-from ..capstone import SYSTEM_A, ZONES, YourSystem, report
+from ..capstone import SYSTEM_A, ZONES, Trigger, YourSystem, predict, report
 from ..exercises import as_number, exercise
 
 #: Team C's numbers for the QueueMaxSize exercise: parameters of the question, not results.
@@ -17,9 +17,27 @@ TEAM_C = YourSystem(
     rtt_ms=1.0,
     round_trips=8.0,
     statement_ms=4.0,  # N = 8 × 1 + 4 = 12 ms
+    batch_max_rows=20,
+    batch_max_wait_ms=20.0,
     timeout_ms=320.0,
+    retry_attempts=3,
+    normal_rate_per_s=500.0,
     safety=0.5,
 )
+
+#: A payment hot row for the "bounded but above capacity" exercise: no batcher, a measured commit, a
+#: QueueMaxSize that passes the seed's rule, and a primary 2× slower for 10 s on a 30-s clock.
+PAYMENT = YourSystem(
+    name="payment row",
+    measured_commit_ms=4.0,
+    timeout_ms=500.0,
+    retry_attempts=3,
+    retry_patience_ms=1_000.0,
+    queue_limit=50,
+    normal_rate_per_s=250.0,
+    peak_factor=1.2,
+)
+PAYMENT_TRIGGER = Trigger(kind="slow_db", slow_factor=2.0, start_s=5.0, duration_s=10.0, horizon_s=30.0)
 
 #: The protections offered in the choice exercise, with why each is or is not the answer.
 PROTECTIONS = {
@@ -34,7 +52,7 @@ PROTECTIONS = {
 
 def safe_queue_limit_c() -> int:
     """The seed's safe QueueMaxSize for :data:`TEAM_C`: ⌊M/N × safety⌋."""
-    return report(TEAM_C, runs=False).safe_queue_limit
+    return report(TEAM_C, Trigger(kind="slow_db"), runs=False).safe_queue_limit
 
 
 def round_trips_out_of_band() -> int:
@@ -47,8 +65,13 @@ def round_trips_out_of_band() -> int:
 
 @lru_cache(maxsize=1)
 def _system_a_runs() -> dict:
-    rep = report(SYSTEM_A)
+    rep = report(SYSTEM_A, runs=("safe QueueMaxSize", "retry budget"))
     return {r["label"]: r for r in rep.rows()}
+
+
+def payment_verdict() -> str:
+    """The closed forms' verdict for :data:`PAYMENT` ("stuck": its peak is above capacity)."""
+    return predict(PAYMENT, PAYMENT_TRIGGER).verdict
 
 
 def first_protection() -> str:
@@ -56,7 +79,7 @@ def first_protection() -> str:
     with no timeout at all: the run with the safe QueueMaxSize, if the simulation agrees."""
     rows = _system_a_runs()
     ok = rows["safe QueueMaxSize"]
-    return "queue_limit" if ok["recovered"] and ok["timeouts"] == 0 else "retry_budget"
+    return "queue_limit" if ok["recovered"] and ok["timeouts_max"] == 0 else "retry_budget"
 
 
 @exercise("10.safe_queue_limit")
@@ -135,3 +158,21 @@ def _first_protection(answer):
         "queue_limit": "",
     }
     return False, why[answer]
+
+
+@exercise("10.payment_bounded")
+def _payment_bounded(answer):
+    expected = payment_verdict()
+    if answer not in ("recovers", "stuck"):
+        return False, f"answer with 'recovers' or 'stuck', got {answer!r}"
+    p = PAYMENT
+    r = report(p, PAYMENT_TRIGGER, runs=False)
+    cap = r.band[1]
+    if answer == expected:
+        return True, (f"stuck: the peak ({p.peak_rate_per_s:.0f}/s) is above what one thread commits "
+                      f"(1000 / {p.commit_ms:g} ms = {cap:.0f}/s). The bounded queue keeps every accepted request "
+                      f"under M ({r.worst_wait_entered_ms:.0f} ms behind a full queue), so no attempt times out, but "
+                      "a bound turns the excess into rejections; it cannot add capacity.")
+    return False, (f"every accepted request is answered within M ({r.worst_wait_entered_ms:.0f} ms ≤ "
+                   f"{p.timeout_ms:g} ms), true, but compare the peak ({p.peak_rate_per_s:.0f}/s) with the thread's "
+                   f"capacity 1000 / N first: no queue bound serves more than that.")
