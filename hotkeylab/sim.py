@@ -6,7 +6,11 @@
 - :class:`Recorder`: equal-width time windows; counters (events per window) and levels
   (time-weighted mean per window, e.g. queue length).
 - :class:`Ledger`: ``arrived = served + timed_out + rejected + in_system``; ``check()`` raises
-  :class:`LedgerError` if anything is unaccounted for.
+  :class:`LedgerError` if anything is unaccounted for; :meth:`Ledger.from_outcomes` builds one
+  from an array of :class:`Outcome` codes, one per request.
+- :class:`PoissonSource`: Poisson arrival gaps drawn lazily in blocks of a chosen size, so memory
+  stays bounded whatever the rate, and a model keeps the order in which it draws from its RNG.
+- :func:`window_percentiles`: per-window percentiles of a value (latency, age) by event time.
 
 Times are in milliseconds throughout; :attr:`Recorder.t_s` gives window starts in seconds for plots.
 """
@@ -15,12 +19,28 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from enum import IntEnum
 
 import numpy as np
 
 from .validate import check_int, check_number
 
-__all__ = ["make_rng", "check_seed", "RunStatus", "run_bounded", "Recorder", "Ledger", "LedgerError"]
+__all__ = [
+    "make_rng",
+    "check_seed",
+    "RunStatus",
+    "run_bounded",
+    "Recorder",
+    "MAX_WINDOWS",
+    "Outcome",
+    "Ledger",
+    "LedgerError",
+    "PoissonSource",
+    "window_percentiles",
+]
+
+#: The most windows a :class:`Recorder` keeps (bounds its memory: a few MB per series).
+MAX_WINDOWS = 1_000_000
 
 
 def check_seed(seed) -> int:
@@ -81,6 +101,11 @@ class Recorder:
                 f"window_ms must be <= horizon_ms ({self.horizon_ms:g}), got {self.window_ms:g}"
             )
         self.n = int(math.ceil(self.horizon_ms / self.window_ms - 1e-9))
+        if self.n > MAX_WINDOWS:
+            raise ValueError(
+                f"window_ms must be >= horizon_ms / {MAX_WINDOWS:,} "
+                f"({self.horizon_ms / MAX_WINDOWS:g} ms for this horizon), got {self.window_ms:g}"
+            )
         self._times = {name: [] for name in (*counters, *weighted)}
         self._weights = {name: [] for name in weighted}
         self._area = {name: [0.0] * self.n for name in levels}
@@ -143,6 +168,15 @@ class Recorder:
         return out
 
 
+class Outcome(IntEnum):
+    """What became of one request; the four terms of the ledger's balance."""
+
+    SERVED = 0
+    TIMED_OUT = 1
+    REJECTED = 2
+    IN_SYSTEM = 3
+
+
 class LedgerError(AssertionError):
     """Raised by :meth:`Ledger.check` when the books do not balance."""
 
@@ -161,6 +195,19 @@ class Ledger:
     rejected: int = 0
     in_system: int = 0
     extra: dict = field(default_factory=dict)
+
+    @classmethod
+    def from_outcomes(cls, outcomes, **extra) -> Ledger:
+        """The ledger of an array of :class:`Outcome` codes, one per arrival (any other code
+        raises ValueError: an outcome the books cannot place is a bug, not a category)."""
+        codes = np.asarray(outcomes)
+        if codes.size and (codes.dtype.kind not in "iu" or codes.min() < 0 or codes.max() > 3):
+            bad = codes[~np.isin(codes, [int(o) for o in Outcome])][:1].tolist() or codes[:1].tolist()
+            raise ValueError(f"outcomes must be Outcome codes 0-3, got {bad[0]!r}")
+        n = np.bincount(codes.astype(np.int64).ravel(), minlength=4) if codes.size else [0] * 4
+        return cls(arrived=int(codes.size), served=int(n[Outcome.SERVED]),
+                   timed_out=int(n[Outcome.TIMED_OUT]), rejected=int(n[Outcome.REJECTED]),
+                   in_system=int(n[Outcome.IN_SYSTEM]), extra=dict(extra))
 
     def balance(self) -> int:
         """``arrived − (served + timed_out + rejected + in_system)``: zero when nothing is lost."""
@@ -188,3 +235,77 @@ class Ledger:
         }
         d.update(self.extra)
         return d
+
+
+class PoissonSource:
+    """Gaps (ms) between Poisson arrivals at ``rate_per_s``, drawn from ``rng`` in blocks of
+    ``block`` exponentials. ``block=1`` draws one at a time, so a model that interleaves other
+    draws keeps its stream; a larger block is faster and holds at most ``block`` gaps in memory.
+
+    ``next_gap()`` returns one gap; ``times(t0_ms, t1_ms, max_count)`` returns the arrival times in
+    ``[t0, t1)`` as an array, refusing (ValueError) more than ``max_count``, so a huge rate cannot
+    allocate without bound.
+    """
+
+    def __init__(self, rng: np.random.Generator, rate_per_s: float, block: int = 256):
+        self.rng = rng
+        self.rate_per_s = check_number("rate_per_s", rate_per_s, low=0.0, low_open=True)
+        self.block = check_int("block", block, low=1, high=1_000_000)
+        self.mean_ms = 1000.0 / self.rate_per_s
+        self._buf: list = []
+        self._pos = 0
+
+    def next_gap(self) -> float:
+        if self._pos >= len(self._buf):
+            if self.block == 1:
+                return float(self.rng.exponential(self.mean_ms))
+            self._buf = self.rng.exponential(self.mean_ms, self.block).tolist()
+            self._pos = 0
+        gap = self._buf[self._pos]
+        self._pos += 1
+        return gap
+
+    def times(self, t0_ms: float, t1_ms: float, max_count: int = 10_000_000) -> np.ndarray:
+        t0 = check_number("t0_ms", t0_ms, low=0.0)
+        t1 = check_number("t1_ms", t1_ms, low=t0)
+        cap = check_int("max_count", max_count, low=1)
+        expected = (t1 - t0) * self.rate_per_s / 1000.0
+        if expected > cap:
+            raise ValueError(
+                f"rate_per_s × span must be <= max_count ({cap:,} arrivals), got "
+                f"{self.rate_per_s:g}/s over {t1 - t0:g} ms (about {expected:,.0f} arrivals)"
+            )
+        out = []
+        t = t0
+        while True:
+            t += self.next_gap()
+            if t >= t1:
+                break
+            out.append(t)
+        return np.asarray(out, dtype=float)
+
+
+def window_percentiles(t_ms, values, window_ms: float, n_windows: int, qs=(50, 99), empty=math.nan):
+    """Per-window percentiles of ``values`` grouped by the window of their event time ``t_ms``.
+
+    Returns an array of shape ``(len(qs), n_windows)``; a window with no event gets ``empty``
+    (say which marker in the plot that reads it). Events outside ``[0, n_windows × window_ms)``
+    are ignored.
+    """
+    w = check_number("window_ms", window_ms, low=0.0, low_open=True)
+    n = check_int("n_windows", n_windows, low=1, high=MAX_WINDOWS)
+    t = np.asarray(t_ms, dtype=float)
+    v = np.asarray(values, dtype=float)
+    if t.shape != v.shape:
+        raise ValueError(f"t_ms and values must have the same length, got {t.size} and {v.size}")
+    q = [check_number("qs", x, low=0.0, high=100.0) for x in qs]
+    out = np.full((len(q), n), float(empty))
+    idx = np.floor_divide(t, w)
+    inside = (idx >= 0) & (idx < n)
+    idx, v = idx[inside].astype(np.int64), v[inside]
+    order = np.argsort(idx, kind="stable")
+    idx, v = idx[order], v[order]
+    cuts = np.searchsorted(idx, np.arange(n + 1))
+    for i in np.flatnonzero(np.diff(cuts)):
+        out[:, i] = np.percentile(v[cuts[i]:cuts[i + 1]], q)
+    return out

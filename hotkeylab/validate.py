@@ -8,6 +8,7 @@ writing their own, so every notebook's bad input reads the same way.
 from __future__ import annotations
 
 import math
+from dataclasses import MISSING, dataclass, field, fields
 from numbers import Integral, Real
 
 __all__ = [
@@ -15,6 +16,10 @@ __all__ = [
     "check_int",
     "check_probability",
     "check_choice",
+    "Spec",
+    "param",
+    "declared_ranges",
+    "check_fields",
 ]
 
 
@@ -77,7 +82,95 @@ def check_probability(name: str, value) -> float:
 
 
 def check_choice(name: str, value, choices) -> str:
-    """One of a fixed set of strings."""
-    if value not in choices:
-        raise ValueError(f"{name} must be one of {sorted(choices)!r}, got {value!r}")
+    """One of a fixed set of strings (or other hashable values)."""
+    allowed = sorted(map(str, choices))
+    try:
+        ok = value in choices
+    except TypeError:  # an unhashable value, e.g. a list, tested against a set
+        ok = False
+    if not ok:
+        raise ValueError(f"{name} must be one of {allowed!r}, got {value!r}")
     return value
+
+
+# --- declared ranges on dataclass fields ------------------------------------------------------
+#
+# A scenario declares each field's range once, where the field is defined:
+#
+#     @dataclass(frozen=True)
+#     class Scenario:
+#         batch_max_rows: int = param(20, kind="int", low=1, high=10_000)
+#         timeout_ms: float = param(250.0, low=0.0, low_open=True, high=3.6e6)
+#
+#         def __post_init__(self):
+#             check_fields(self)          # one line, the same for every model
+#
+# ``check_fields`` enforces every declaration with the checks above (so every message names the
+# parameter, the value and the range) and normalises an integral float given for an int field
+# (``20.0`` becomes ``20``) on the frozen instance.
+
+
+@dataclass(frozen=True)
+class Spec:
+    """The declared range of one parameter: ``kind`` is "number", "int", "probability",
+    "choice" or "bool"; ``optional`` also allows None."""
+
+    kind: str = "number"
+    low: float | None = None
+    high: float | None = None
+    low_open: bool = False
+    high_open: bool = False
+    allow_inf: bool = False
+    choices: tuple = ()
+    optional: bool = False
+
+    def check(self, name: str, value):
+        """Return the checked (normalised) value, or raise ValueError naming ``name``."""
+        if value is None and self.optional:
+            return None
+        if self.kind == "number":
+            return check_number(name, value, low=self.low, high=self.high, low_open=self.low_open,
+                                high_open=self.high_open, allow_inf=self.allow_inf)
+        if self.kind == "int":
+            return check_int(name, value, low=self.low, high=self.high)
+        if self.kind == "probability":
+            return check_probability(name, value)
+        if self.kind == "choice":
+            return check_choice(name, value, self.choices)
+        if self.kind == "bool":
+            if not isinstance(value, bool):
+                raise ValueError(f"{name} must be True or False, got {value!r}")
+            return value
+        raise ValueError(f"Spec.kind must be one of ['bool', 'choice', 'int', 'number', "
+                         f"'probability'], got {self.kind!r}")
+
+
+_KINDS = ("number", "int", "probability", "choice", "bool")
+
+
+def param(default=MISSING, *, kind: str = "number", low=None, high=None, low_open=False,
+          high_open=False, allow_inf=False, choices=(), optional=False, default_factory=MISSING,
+          **field_kwargs):
+    """A dataclass field carrying its declared range (see :func:`check_fields`)."""
+    if kind not in _KINDS:
+        raise ValueError(f"kind must be one of {sorted(_KINDS)!r}, got {kind!r}")
+    spec = Spec(kind, low, high, low_open, high_open, allow_inf, tuple(choices), optional)
+    metadata = dict(field_kwargs.pop("metadata", {}) or {}, range=spec)
+    if default_factory is not MISSING:
+        return field(default_factory=default_factory, metadata=metadata, **field_kwargs)
+    return field(default=default, metadata=metadata, **field_kwargs)
+
+
+def declared_ranges(cls_or_obj) -> dict:
+    """``{field name: Spec}`` for every field of a dataclass that declares a range."""
+    return {f.name: f.metadata["range"] for f in fields(cls_or_obj) if "range" in f.metadata}
+
+
+def check_fields(obj) -> None:
+    """Check every declared field of the dataclass instance ``obj``; normalise integral floats
+    for int fields in place (frozen instances included). Raises the first ValueError found."""
+    for name, spec in declared_ranges(obj).items():
+        value = getattr(obj, name)
+        checked = spec.check(name, value)
+        if checked is not value and type(checked) is not type(value):
+            object.__setattr__(obj, name, checked)

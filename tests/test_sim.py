@@ -116,3 +116,87 @@ def test_sweep_pool_does_not_fork_the_caller():
         assert pool.submit(abs, -3).result(timeout=60) == 3
     finally:
         pool.shutdown()
+
+
+# --- kernel parts shared by every lesson (declared ranges, outcomes, sources, percentiles) -----
+
+from dataclasses import dataclass  # noqa: E402
+
+from hotkeylab import sim, validate  # noqa: E402
+
+
+@dataclass(frozen=True)
+class _Declared:
+    rows: int = validate.param(20, kind="int", low=1, high=1000)
+    timeout_ms: float = validate.param(250.0, low=0.0, low_open=True)
+    share: float = validate.param(0.5, kind="probability")
+    mode: str = validate.param("fifo", kind="choice", choices=("fifo", "lifo"))
+    limit: int | None = validate.param(None, kind="int", low=1, optional=True)
+
+    def __post_init__(self):
+        validate.check_fields(self)
+
+
+def test_declared_ranges_normalise_integral_floats_and_name_the_parameter():
+    s = _Declared(rows=20.0, timeout_ms=3)
+    assert s.rows == 20 and type(s.rows) is int
+    assert type(s.timeout_ms) is float
+    assert set(validate.declared_ranges(_Declared)) == {"rows", "timeout_ms", "share", "mode", "limit"}
+    for kwargs, name in [({"rows": 2.5}, "rows"), ({"rows": 0}, "rows"), ({"rows": True}, "rows"),
+                         ({"timeout_ms": float("nan")}, "timeout_ms"), ({"timeout_ms": None}, "timeout_ms"),
+                         ({"share": 1.5}, "share"), ({"mode": ["fifo"]}, "mode"), ({"limit": 0}, "limit")]:
+        with pytest.raises(ValueError, match=name):
+            _Declared(**kwargs)
+    assert _Declared(limit=None).limit is None
+
+
+def test_check_choice_refuses_unhashable_values_with_a_value_error():
+    with pytest.raises(ValueError, match="mode must be one of"):
+        validate.check_choice("mode", ["a"], {"a", "b"})
+
+
+@given(st.lists(st.sampled_from(list(sim.Outcome)), max_size=200))
+def test_ledger_from_outcomes_balances(codes):
+    led = sim.Ledger.from_outcomes(np.array(codes, dtype=np.int8), wasted=3).check()
+    assert led.arrived == len(codes)
+    assert led.served == codes.count(sim.Outcome.SERVED)
+    assert led.extra == {"wasted": 3}
+
+
+def test_ledger_from_outcomes_refuses_unknown_codes():
+    with pytest.raises(ValueError, match="Outcome codes"):
+        sim.Ledger.from_outcomes(np.array([0, 7]))
+    with pytest.raises(ValueError, match="Outcome codes"):
+        sim.Ledger.from_outcomes(np.array([0.5]))
+
+
+def test_poisson_source_block_size_keeps_the_stream_and_bounds_memory():
+    a = sim.PoissonSource(make_rng(1), 100.0, block=1)
+    b = sim.PoissonSource(make_rng(1), 100.0, block=64)
+    ga = [a.next_gap() for _ in range(200)]
+    gb = [b.next_gap() for _ in range(200)]
+    assert np.allclose(ga, gb)
+    t = sim.PoissonSource(make_rng(2), 200.0).times(0.0, 60_000.0)
+    assert np.all(np.diff(t) > 0) and t[-1] < 60_000.0
+    assert abs(t.size - 12_000) < 5 * np.sqrt(12_000)  # mean 12,000, within 5 sd
+    with pytest.raises(ValueError, match="max_count"):
+        sim.PoissonSource(make_rng(0), 1e9).times(0.0, 1e6, max_count=1000)
+    with pytest.raises(ValueError, match="rate_per_s"):
+        sim.PoissonSource(make_rng(0), 0.0)
+
+
+def test_window_percentiles_per_window_and_empty_marker():
+    t = np.array([1.0, 2.0, 3.0, 15.0, 99.0])
+    v = np.array([10.0, 20.0, 30.0, 5.0, 1.0])
+    p = sim.window_percentiles(t, v, 10.0, 3, qs=(50, 100), empty=-1.0)
+    assert p[:, 0].tolist() == [20.0, 30.0]
+    assert p[:, 1].tolist() == [5.0, 5.0]
+    assert p[:, 2].tolist() == [-1.0, -1.0]
+    with pytest.raises(ValueError, match="same length"):
+        sim.window_percentiles(t, v[:2], 10.0, 3)
+
+
+def test_recorder_window_floor_bounds_memory():
+    with pytest.raises(ValueError, match="window_ms must be >="):
+        Recorder(horizon_ms=1000, window_ms=1e-12)
+    assert Recorder(horizon_ms=1e6, window_ms=1.0).n == 1_000_000
