@@ -25,6 +25,7 @@ from hotkeylab.capstone import (
 from hotkeylab.exercise_sets import nb10_capstone as ex10
 from hotkeylab.exercises import check, ids
 from hotkeylab.metastable import SEED_INCIDENT, closed_forms, lesson
+from hotkeylab.metastable.analysis import RECOVERY_SHARE
 
 
 @pytest.fixture(scope="module")
@@ -225,7 +226,7 @@ def test_bounded_queue_under_a_peak_above_capacity_is_stuck():
     assert r.predicted.verdict == "stuck" and r.verdict() == ("stuck", r.verdict()[1])
     c = r.counts["as entered"]
     assert c.k == 0 and c.n >= 20 and c.timeouts.max() == 0  # … no timeouts, yet stuck in every seed
-    assert np.all(c.served_share < capstone.RECOVERY_SHARE)
+    assert np.all(c.served_share < RECOVERY_SHARE)
     # served in time at most what one thread commits: capacity / peak in requests (no batcher)
     assert np.all(c.served_share <= r.band[1] / p.peak_rate_per_s + 0.02)
 
