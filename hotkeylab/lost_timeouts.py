@@ -1136,6 +1136,11 @@ def t0_experiment(
     the shutdown, and the issue times of the earliest stuck call and of the latest call that timed
     out. The closed form expects ``λ s (t_shutdown − t0) = λ s (T + tick / 2)`` stuck calls issued
     before the shutdown, and ``t0`` between those two issue times.
+
+    Also per seed (``seed_list``): ``max_stuck_in_one_tick``, the most of those stuck calls whose
+    timeouts fired at one and the same tick (a burst of calls routed to the hung provider);
+    ``typical_seed`` (count nearest the median) and ``outlier_seed`` (farthest from the closed
+    form) name the seeds :func:`plot_t0_timelines` draws.
     """
     n = check_int("seeds", seeds, low=1, high=1000)
     hb = check_number("hang_before_ms", hang_before_ms, low=0.0, high=base.exit_at_ms or 0.0)
@@ -1145,7 +1150,7 @@ def t0_experiment(
     sc = replace(base, hang_at_ms=base.exit_at_ms - hb, exit_kind="abrupt", call_mode="async", fix="none",
                  horizon_ms=base.exit_at_ms + w, window_ms=min(base.window_ms, base.exit_at_ms + w),
                  gc_sample_ms=min(base.gc_sample_ms, base.exit_at_ms + w))
-    counts, earliest, latest_ok, shutdowns = [], [], [], []
+    counts, earliest, latest_ok, shutdowns, burst, used = [], [], [], [], [], []
     for seed in range(n):
         env = simpy.Environment()
         m = Machine(env, sc, seed)
@@ -1168,18 +1173,30 @@ def t0_experiment(
         shutdowns.append(sd)
         if sd is None:
             continue
-        stuck = sorted(c.t0 for c in m.futures.values() if c.lost and c.provider.index == 1)
+        lost = [c for c in m.futures.values() if c.lost and c.provider.index == 1]
+        stuck = sorted(c.t0 for c in lost)
         counts.append(sum(1 for a in stuck if a < sd))
+        fired = [c.timeout.fired_at_ms for c in lost if c.t0 < sd]
+        burst.append(max(np.unique(np.round(fired, 6), return_counts=True)[1], default=0) if fired else 0)
+        used.append(seed)
         earliest.append(stuck[0] if stuck else math.nan)
         latest_ok.append(max(timed_out_t0) if timed_out_t0 else math.nan)
     t0 = sc.leak_start_ms
     s_before = sc.share_of_hung(sc.exit_at_ms - 1.0)
+    expected = sc.rate_per_s * s_before * (sc.exit_at_ms - t0) / 1000.0
+    c = np.array(counts, dtype=float)
+    typical = used[int(np.argmin(np.abs(c - np.median(c))))] if used else None
+    outlier = used[int(np.argmax(np.abs(c - expected)))] if used else None
     return {
         "scenario": sc,
         "t0_ms": t0,
         "shutdown_ms": sc.exit_at_ms,
-        "expected_before_shutdown": sc.rate_per_s * s_before * (sc.exit_at_ms - t0) / 1000.0,
-        "stuck_before_shutdown": np.array(counts, dtype=float),
+        "expected_before_shutdown": expected,
+        "stuck_before_shutdown": c,
+        "seed_list": np.array(used, dtype=int),
+        "max_stuck_in_one_tick": np.array(burst, dtype=int),
+        "typical_seed": typical,
+        "outlier_seed": outlier,
         "earliest_stuck_ms": np.array(earliest, dtype=float),
         "latest_timed_out_ms": np.array(latest_ok, dtype=float),
         "shut_down_in": sum(1 for x in shutdowns if x is not None),
@@ -1349,6 +1366,47 @@ def demo_wheel(
     return wheel
 
 
+def measure_tick_work(
+    rate_per_s: float = 100.0,
+    timeout_ms: float = 1000.0,
+    long_timeout_ms: float = 20_000.0,
+    long_share: float = 0.1,
+    duration_ms: float = 60_000.0,
+    seed: int = 0,
+    tick_ms: float = DUBBO_TICK_MS,
+    slots: int = DUBBO_SLOTS,
+) -> dict:
+    """What one tick of the wheel costs, measured: calls arrive at ``rate_per_s`` (Poisson, a share
+    ``long_share`` with ``long_timeout_ms``, the others ``timeout_ms``), none answered (every
+    timeout fires: the worst case). For each tick after the first ``long_timeout_ms`` + one
+    turn (steady state) we count the timeouts the tick *touches*: the new ones it files from the
+    pending list plus every timeout in the one bucket it visits (expired, or a round taken off),
+    and the timeouts live in the wheel at that tick (what a timer that checks every pending
+    timeout each tick would touch). Returns arrays ``touched`` and ``live``."""
+    lam = check_number("rate_per_s", rate_per_s, low=0.0, low_open=True, high=_MAX_RATE)
+    check_number("long_share", long_share, low=0.0, high=1.0)
+    dur = check_number("duration_ms", duration_ms, low=1.0, high=3_600_000.0)
+    rng = make_rng(seed)
+    wheel = HashedWheelTimer(tick_ms, slots)
+    warm = max(timeout_ms, long_timeout_ms) + wheel_span_ms(tick_ms, slots)
+    touched, live = [], []
+    t = rng.exponential(1000.0 / lam)
+    while wheel.next_tick_ms <= warm + dur:
+        while t < wheel.next_tick_ms:
+            d = long_timeout_ms if rng.random() < long_share else timeout_ms
+            wheel.new_timeout(None, d, t)
+            t += rng.exponential(1000.0 / lam)
+        if wheel.next_tick_ms > warm:
+            bucket = wheel._buckets[wheel.tick % wheel.slots]
+            filed = sum(1 for x in wheel._pending if x.state == _ST_INIT)
+            in_bucket_after_filing = len(bucket) + sum(
+                1 for x in wheel._pending if x.state == _ST_INIT and wheel._fire_tick(x.deadline_ms) <= wheel.tick)
+            touched.append(filed + in_bucket_after_filing)
+            live.append(wheel.live)
+        wheel.advance()
+    return {"touched": np.array(touched), "live": np.array(live)}
+
+
 def measure_lateness(
     n: int = 2000,
     max_delay_ms: float = 40_000.0,
@@ -1400,7 +1458,7 @@ def plot_wheel(wheel: HashedWheelTimer, ax=None):
     return ax
 
 
-def plot_t0_timeline(exp: dict, ax=None, seed_index: int = 0):
+def plot_t0_timeline(exp: dict, ax=None, seed_index: int = 0, legend: bool = True, label: str | None = None):
     """The t0 picture: one seed of :func:`t0_experiment`. Each call to the hung provider issued
     near the boundary is a bar from its issue time (dot) to the tick that fires its timeout
     (bar end); green ones fired before the shutdown (timed out), red ones after it (rejected:
@@ -1449,8 +1507,30 @@ def plot_t0_timeline(exp: dict, ax=None, seed_index: int = 0):
     decorate(ax, xlabel="time relative to the shutdown (s)", ylabel="calls to the hung provider\n(in issue order)",
              legend=False)
     ax.set_yticks([])
-    ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.22), ncol=2, fontsize=7)
+    if label is not None:
+        ax.text(0.01, 0.97, label, transform=ax.transAxes, ha="left", va="top", fontsize=8)
+    if legend:
+        ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.22), ncol=2, fontsize=7)
     return ax
+
+
+def plot_t0_timelines(exp: dict, axes=None):
+    """:func:`plot_t0_timeline` for two seeds of :func:`t0_experiment`, on shared axes: the
+    typical one (stuck count nearest the median) on top, the one farthest from the closed form
+    below, each labelled with its count and its largest burst in one tick."""
+    if axes is None:
+        _, axes = new_figure(2, 1, height=2.9, sharex=True)
+    seeds = list(exp["seed_list"])
+    picks = (("typical", exp["typical_seed"]), ("farthest from\nthe closed form", exp["outlier_seed"]))
+    for i, (ax, (what, seed)) in enumerate(zip(axes, picks, strict=True)):
+        j = seeds.index(seed)
+        lab = (f"seed {seed}, {what}:\n{exp['stuck_before_shutdown'][j]:.0f} stuck calls issued before\n"
+               f"the shutdown (closed form {exp['expected_before_shutdown']:.1f});\n"
+               f"at most {exp['max_stuck_in_one_tick'][j]} of them fired at one tick")
+        plot_t0_timeline(exp, ax=ax, seed_index=seed, legend=i == len(axes) - 1, label=lab)
+        if i < len(axes) - 1:
+            ax.set_xlabel("")
+    return axes
 
 
 def plot_monitors(run: Run, axes=None):
@@ -1479,7 +1559,10 @@ def plot_monitors(run: Run, axes=None):
 
 def plot_leak(broken: Run, healthy: Run, axes=None):
     """In-flight calls: healthy (bounded by Little) vs broken (growing as λ_hung × t), with the
-    closed forms dashed. Left: the whole range; right: zoomed on Little's level."""
+    closed forms dashed. Left: the whole range; right: zoomed on Little's level.
+
+    The two runs share their random stream, so they are the same run until the hang: the broken
+    one is drawn first and wider, the healthy one on top, and Little's level on top of both."""
     if axes is None:
         _, axes = new_figure(1, 2, height=3.2)
     sc = broken.scenario
@@ -1489,25 +1572,26 @@ def plot_leak(broken: Run, healthy: Run, axes=None):
     little = healthy_in_flight(hs.rate_per_s, hs.share_of_hung(t_hang), hs.timeout_ms, hs.service_ms, hs.tick_ms)
     t = broken.samples["t"]
     t0 = sc.leak_start_ms
-    for ax in axes:
-        for run, name, color in ((healthy, "timeouts work (fixed)", COLORS["recovered"]),
-                                 (broken, "timeouts lost (2.7.12)", COLORS["stuck"])):
-            ax.plot(run.samples["t"], run.samples["in_flight"], color=color, label=name)
-        ax.axhline(bound, color=COLORS["capacity"], ls="-.", lw=1.5, label=f"Little's bound λ (T + tick) = {bound:.0f}")
+    for ax, lw in zip(axes, (2.0, 3.0), strict=True):
+        ax.plot(broken.samples["t"], broken.samples["in_flight"], color=COLORS["stuck"], lw=lw, zorder=2,
+                label="timeouts lost (2.7.12)")
+        ax.plot(healthy.samples["t"], healthy.samples["in_flight"], color=COLORS["recovered"], lw=1.2, zorder=3,
+                label="timeouts work (fixed)")
+        ax.axhline(bound, color=COLORS["capacity"], ls="-.", lw=1.5, zorder=4,
+                   label=f"Little's bound λ (T + tick) = {bound:.0f}")
         _event_lines(ax, sc)
     if t0 is not None:
         line = [leaked_calls(sc.rate_per_s, sc.share_of_hung(t0), x * 1000.0, t0) for x in t]
-        axes[0].plot(t, line, ls="--", color=COLORS["formula"], lw=1.5, label="λ_hung × (t − t0), no GC feedback")
+        axes[0].plot(t, line, ls="--", color=COLORS["formula"], lw=1.5, zorder=4,
+                     label="λ_hung × (t − t0), no GC feedback")
     if hs.hang_at_ms is not None:
-        axes[1].plot([hs.hang_at_ms / 1000.0, t[-1]], [little, little], ls="--", color=COLORS["formula"], lw=1.5,
+        axes[1].plot([hs.hang_at_ms / 1000.0, t[-1]], [little, little], ls="--", color="black", lw=2.0, zorder=5,
                      label=f"Little: λ W = {little:.1f}")
     top = max(float(broken.samples["in_flight"].max()), bound) * 1.1
     decorate(axes[0], xlabel="time (s)", ylabel="calls in flight", ylim=(0, top), legend=False)
-    decorate(axes[1], xlabel="time (s)", ylabel="calls in flight (zoom)", ylim=(0, 1.5 * bound), legend=False)
+    decorate(axes[1], xlabel="time (s)", ylabel="calls in flight (zoom)", ylim=(0, 2.0 * bound), legend=False)
     axes[0].legend(loc="upper left", fontsize=7)
-    handles, labels = axes[1].get_legend_handles_labels()
-    keep = [i for i, lab in enumerate(labels) if lab.startswith(("Little", "timeouts work"))]
-    axes[1].legend([handles[i] for i in keep], [labels[i] for i in keep], loc="upper right", fontsize=7)
+    axes[1].legend(loc="upper right", fontsize=7)
     return axes
 
 
@@ -1537,27 +1621,59 @@ def plot_cluster(run: Run, axes=None):
     return axes
 
 
-_FIX_STYLE = {
-    0: (COLORS["stuck"], "-"),
-    1: (COLORS["recovered"], "-"),
-    2: (COLORS["goodput"], ":"),
-    3: (COLORS["rejected"], "--"),
+def log_calls_axis(ax, top: float, label: str = "calls in flight (log scale)"):
+    """A log axis for call counts from 1 up: a labelled tick at every power of ten up to the
+    first at or above ``top`` (plain numbers: 1, 10, 100, 1 000, …), unlabelled minor ticks, and
+    nothing below 1 (a sample with no call in flight is left out of the line, not drawn at 0).
+    Returns the decade ticks."""
+    from matplotlib.ticker import FixedLocator, LogLocator, NullFormatter
+
+    hi = max(1, math.ceil(math.log10(max(float(top), 10.0)) - 1e-9))
+    ticks = [10.0**k for k in range(hi + 1)]
+    ax.set_yscale("log", nonpositive="mask")
+    ax.set_ylim(1.0, ticks[-1] * 1.05)
+    ax.yaxis.set_major_locator(FixedLocator(ticks))
+    ax.set_yticklabels([f"{t:,.0f}" for t in ticks])
+    ax.yaxis.set_minor_locator(LogLocator(base=10.0, subs=tuple(range(2, 10))))
+    ax.yaxis.set_minor_formatter(NullFormatter())
+    ax.set_ylabel(label)
+    return ticks
+
+
+_FIX_STYLE = {  # colour, line style, width, z-order
+    0: (COLORS["stuck"], "-", 2.0, 2),
+    1: (COLORS["recovered"], "-", 1.5, 4),
+    2: (COLORS["goodput"], "-", 5.0, 3),  # drawn wide and pale under the fixed version it equals
+    3: (COLORS["rejected"], "--", 2.0, 5),
 }
 
 
 def plot_fixes(runs: dict, axes=None):
-    """Heap used and calls in flight under each remedy (from :func:`compare_fixes`)."""
+    """Calls in flight (log scale) and heap used under each remedy (from :func:`compare_fixes`),
+    as means over the runs' windows (``window_ms``), so that the Poisson noise of a few calls in
+    flight does not hide the levels. Until the hang all four runs are the same run.
+
+    The inline-timeout run equals the fixed version (same random stream; only the thread that
+    notifies the timeout differs), so it is drawn wide and pale under it: the two show as one
+    green line with a pale edge."""
     if axes is None:
         _, axes = new_figure(1, 2, height=3.2)
+    top = 1.0
     for i, (label, run) in enumerate(runs.items()):
-        color, ls = _FIX_STYLE.get(i, (COLORS["capacity"], "-."))
-        s = run.samples
-        axes[0].plot(s["t"], s["in_flight"], color=color, ls=ls, label=label)
-        axes[1].plot(s["t"], 100 * s["heap_mb"] / run.scenario.heap_mb, color=color, ls=ls, label=label)
-    axes[0].set_yscale("symlog", linthresh=100)
-    decorate(axes[0], xlabel="time (s)", ylabel="calls in flight", legend=False)
-    decorate(axes[1], xlabel="time (s)", ylabel="heap used (%)", ylim=(0, 105), legend=False)
-    axes[0].legend(loc="upper left", fontsize=7)
+        color, ls, lw, z = _FIX_STYLE.get(i, (COLORS["capacity"], "-.", 2.0, 2))
+        alpha = 0.35 if lw > 2.0 else 1.0
+        if i == 2:
+            label = "timeout inline (same run as fixed)"
+        w = run.windows
+        t = w["t"] + run.scenario.window_ms / 2000.0  # each window's mean drawn at its centre
+        top = max(top, float(w["in_flight"].max()))
+        for ax, y in ((axes[0], w["in_flight"]), (axes[1], 100 * w["heap_mb"] / run.scenario.heap_mb)):
+            ax.plot(t, y, color=color, ls=ls, lw=lw, alpha=alpha, zorder=z, label=label)
+    win_s = next(iter(runs.values())).scenario.window_ms / 1000.0
+    log_calls_axis(axes[0], top, label=f"calls in flight, {win_s:g}-s mean (log scale)")
+    decorate(axes[0], xlabel="time (s)", legend=False)
+    decorate(axes[1], xlabel="time (s)", ylabel=f"heap used, {win_s:g}-s mean (%)", ylim=(0, 105), legend=False)
+    axes[1].legend(loc="upper left", fontsize=7)  # one legend for both panels (same styles)
     return axes
 
 
@@ -1598,15 +1714,16 @@ def explore(
 
         fig, axes = new_figure(1, 2, height=3.0)
         t = broken["t"]
-        axes[0].plot(t, fixed["in_flight"], color=COLORS["recovered"], label="timeouts work")
+        # equal until the hang: the working line dashed on top, so that both show
         axes[0].plot(t, broken["in_flight"], color=COLORS["stuck"], label="timeouts lost")
-        axes[0].set_yscale("symlog", linthresh=100)
-        decorate(axes[0], xlabel="time (s)", ylabel="calls in flight")
+        axes[0].plot(t, fixed["in_flight"], color=COLORS["recovered"], ls="--", label="timeouts work")
+        log_calls_axis(axes[0], max(float(broken["in_flight"].max()), float(fixed["in_flight"].max())))
+        decorate(axes[0], xlabel="time (s)", legend=False)
         axes[1].plot(t, 100 * broken["heap_mb"] / sc.heap_mb, color=COLORS["queue"], label="heap used")
         axes[1].plot(t, 100 * broken["gc"], color=COLORS["wasted"], label="time in full GC")
         axes[1].plot(t, 100 * fixed["heap_mb"] / sc.heap_mb, color=COLORS["recovered"], ls="--",
                      label="heap used, timeouts work")
-        decorate(axes[1], xlabel="time (s)", ylabel="%", ylim=(0, 105))
+        decorate(axes[1], xlabel="time (s)", ylabel="% of heap / of time", ylim=(0, 105))
         for ax in axes:
             _event_lines(ax, sc)
             ax.legend(loc="upper left", fontsize=7)

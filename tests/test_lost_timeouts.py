@@ -418,11 +418,16 @@ def test_a_clean_kill_shuts_the_executor_down_only_if_a_call_is_pending():
     assert stalled["shut_down"] == 20  # the preset's 2 s stall leaves ~20 calls pending at the kill
 
 
-def test_t0_closed_form_against_the_simulation():
+@pytest.fixture(scope="module")
+def t0_exp():
+    return lt.t0_experiment(SC, hang_before_ms=30_000.0, seeds=20)
+
+
+def test_t0_closed_form_against_the_simulation(t0_exp):
     """The hang 30 s before the shutdown: stuck calls issued before the shutdown match
     λ s (T + tick/2) over 20 seeds (Poisson noise about 5%), and t0 separates the last call that
     timed out from the first one that stuck, within a tick and an arrival gap."""
-    exp = lt.t0_experiment(SC, hang_before_ms=30_000.0, seeds=20)
+    exp = t0_exp
     assert exp["shut_down_in"] == 20
     assert exp["t0_ms"] == pytest.approx(SC.exit_at_ms - SC.timeout_ms - SC.tick_ms / 2)
     assert exp["t0_ms"] == lt.leak_start(SC.exit_at_ms - 30_000.0, SC.exit_at_ms, SC.timeout_ms, SC.tick_ms)
@@ -436,6 +441,75 @@ def test_t0_closed_form_against_the_simulation():
     assert abs(np.mean(early)) < SC.tick_ms / 2 + 2 * gap and abs(np.mean(late)) < SC.tick_ms / 2 + 2 * gap
     # the hang after the shutdown: t0 is the hang
     assert lt.leak_start(120_000.0, 60_000.0, 1000.0) == 120_000.0
+
+
+def test_t0_outlier_seed_is_a_burst_at_one_tick_and_the_typical_seed_is_the_median(t0_exp):
+    """fig03: the seed farthest from the closed form owes its excess to one burst of calls to the
+    hung provider whose timeouts fire at one tick (random routing clumps); it is the largest burst
+    of the 20 seeds, far above the λ_p × tick expected per tick; the typical seed is the median."""
+    exp = t0_exp
+    seeds = list(exp["seed_list"])
+    counts, burst = exp["stuck_before_shutdown"], exp["max_stuck_in_one_tick"]
+    j = seeds.index(exp["outlier_seed"])
+    assert abs(counts[j] - exp["expected_before_shutdown"]) == max(abs(counts - exp["expected_before_shutdown"]))
+    assert burst[j] > np.delete(burst, j).max()
+    per_tick = SC.rate_per_s / SC.providers * SC.tick_ms / 1000
+    assert burst[j] >= 5 * per_tick
+    # without that burst the seed is within 2 Poisson sd of the closed form
+    assert abs(counts[j] - (burst[j] - per_tick) - exp["expected_before_shutdown"]) < 2 * math.sqrt(
+        exp["expected_before_shutdown"])
+    k = seeds.index(exp["typical_seed"])
+    assert abs(counts[k] - np.median(counts)) == min(abs(counts - np.median(counts)))
+    axes = lt.plot_t0_timelines(exp)
+    assert axes[0].get_legend() is None and axes[1].get_legend() is not None
+    plt.close("all")
+
+
+def test_a_tick_touches_the_calls_of_one_tick_not_every_live_timeout():
+    """The wheel demo's answer: a tick files λ tick new timeouts and visits one bucket (λ tick
+    expiring, plus the long ones taking a round off), while λ × (time each stays) are live."""
+    lam, t, long_t, share, tick = 100.0, 1000.0, 20_000.0, 0.1, lt.DUBBO_TICK_MS
+    w = lt.measure_tick_work(lam, t, long_t, share, duration_ms=300_000.0, seed=3)
+    per_tick = lam * tick / 1000
+    touched = per_tick * (2 + share * lt.wheel_rounds(long_t))
+    live = lam * ((1 - share) * (t + tick / 2) + share * (long_t + tick / 2)) / 1000 + per_tick / 2
+    assert w["touched"].mean() == pytest.approx(touched, rel=0.05)
+    assert w["live"].mean() == pytest.approx(live, rel=0.05)
+    assert w["live"].mean() > 30 * w["touched"].mean()
+    with pytest.raises(ValueError, match="rate_per_s"):
+        lt.measure_tick_work(rate_per_s=0.0)
+
+
+def test_figures_are_readable_log_axes_and_legends_match_what_is_drawn():
+    """fig04/06/07: log axes of call counts have a tick per decade from 1 (no 0, no stray tick),
+    every labelled line is in a legend, no line hides another one it equals."""
+    run = lt.simulate(SHORT, seed=0)
+    healthy = lt.simulate(replace(SHORT, fix="no_shutdown"), seed=0)
+    axes = lt.plot_fixes(lt.compare_fixes(SHORT, seed=0, cap=200, reuse=[run, healthy]))
+    ax = axes[0]
+    assert ax.get_yscale() == "log"
+    ticks = [t for t in ax.get_yticks() if ax.get_ylim()[0] <= t <= ax.get_ylim()[1]]
+    assert ticks == [10.0**k for k in range(len(ticks))] and len(ticks) >= 3
+    assert [lab.get_text() for lab in ax.get_yticklabels()][:3] == ["1", "10", "100"]
+    assert "log scale" in ax.get_ylabel()
+    fixed_line, inline_line = axes[1].lines[1], axes[1].lines[2]
+    assert np.array_equal(fixed_line.get_ydata(), inline_line.get_ydata())
+    assert inline_line.get_linewidth() > fixed_line.get_linewidth() and inline_line.get_zorder() < fixed_line.get_zorder()
+    legend = {t.get_text() for t in axes[1].get_legend().get_texts()}
+    assert len(legend) == 4
+    plt.close("all")
+    for ax in lt.plot_leak(run, healthy):
+        drawn = {ln.get_label() for ln in ax.lines if not ln.get_label().startswith("_")}
+        assert drawn == {t.get_text() for t in ax.get_legend().get_texts()}
+    zoom = ax
+    little = next(ln for ln in zoom.lines if ln.get_label().startswith("Little: "))
+    work = next(ln for ln in zoom.lines if ln.get_label().startswith("timeouts work"))
+    assert little.get_zorder() > work.get_zorder()
+    plt.close("all")
+    lt.explore(plot=True)
+    fig = plt.gcf()
+    assert fig.axes[0].get_yscale() == "log" and fig.axes[0].get_ylim()[0] == 1.0
+    plt.close("all")
 
 
 def test_model_death_threshold_is_ours_and_the_jvm_rule_is_separate():
