@@ -145,6 +145,11 @@ __all__ = [
     "simulate_gift_config",
     "unverified_launches",
     "simulate_verification",
+    # verdicts counted over random seeds
+    "COUNT_SEEDS", "count_runs", "near", "count_text", "EJECTION_VERDICTS", "OVERLOAD_VERDICTS",
+    "DATACENTRE_VERDICTS", "FAILOVER_VERDICTS", "ISOLATION_VERDICTS", "ejection_counts",
+    "overload_counts", "datacentre_counts", "failover_counts", "isolation_counts", "pool_designs",
+    "pool_conclusion_holds",
 ]
 
 MAX_RATE_PER_S = 100_000.0
@@ -3034,3 +3039,174 @@ def simulate_verification(
             records |= rng.random(g) < p
         unverified += int(not records.all())
     return {"unverified_launched": unverified, "refused_launches": refused}
+
+
+# =========================================================================== verdicts over runs
+# A verdict in the notebook ("ejection overloads the survivors", "both services fall") is a count
+# over random seeds 0 … n − 1, never one run's outcome. Each helper below runs the scenarios of one
+# section with the same seed, applies the section's verdicts (plain functions of the runs, named
+# in VERDICTS) and returns how many runs each verdict holds in.
+COUNT_SEEDS = 20
+
+
+def count_runs(simulate, scenarios: dict, verdicts: dict, seeds: int = COUNT_SEEDS) -> dict:
+    """Run every scenario in ``scenarios`` (name -> scenario) with ``simulate(sc, seed=k)`` for
+    k = 0 … seeds − 1 and count, for each ``verdicts`` entry (name -> function of the dict of
+    runs of one seed, returning a bool), the seeds in which it holds. Returns name -> count, and
+    ``"runs"``: the number of seeds."""
+    n = check_int("seeds", seeds, low=1, high=10_000)
+    counts = dict.fromkeys(verdicts, 0)
+    for k in range(n):
+        runs = {name: simulate(sc, seed=k) for name, sc in scenarios.items()}
+        for name, holds in verdicts.items():
+            counts[name] += bool(holds(runs))
+    counts["runs"] = n
+    return counts
+
+
+def near(count: int, runs: int) -> bool:
+    """A count is *near* when more than a tenth of the runs went the other way (for 20 runs:
+    3 … 17): the result sits close to its threshold and a plain yes/no would overstate it."""
+    c = check_int("count", count, low=0)
+    n = check_int("runs", runs, low=1)
+    if c > n:
+        raise ValueError(f"count must be at most runs={n}, got {c}")
+    return 0.1 * n < c < 0.9 * n
+
+
+def count_text(count: int, runs: int) -> str:
+    """``"20/20 runs"``, or ``"11/20 runs (near)"`` when :func:`near`."""
+    return f"{count}/{runs} runs{' (near)' if near(count, runs) else ''}"
+
+
+def _recovered_half(lost: float, got: float, base: float) -> bool:
+    """A fix recovers more than half of what ejection lost: ``got − lost > (base − lost) / 2``."""
+    return got - lost > (base - lost) / 2
+
+
+EJECTION_COUNT_HORIZON_MS = 18_000.0  # §3's overload counts: 7 s after the blip (the notebook says so)
+
+EJECTION_VERDICTS = {
+    # the light load: A ejected at the closed-form delay, no other machine ejected, A back
+    # within one probe interval of its recovery, and the pool better off than without ejection
+    "ejected on time": lambda r: abs(r["ejection"].summary["first_ejection_delay_ms"] - ejection_delay_ms(
+        r["ejection"].scenario.bad_start_ms, r["ejection"].scenario.check_interval_ms,
+        r["ejection"].scenario.threshold)) < 1.0,
+    "only A ejected": lambda r: r["ejection"].summary["ejections"] == 1,
+    "A back within a probe": lambda r: all(
+        b * 1000 - r["ejection"].scenario.bad_end_ms <= r["ejection"].scenario.probe_interval_ms + 1.0
+        for _, _, b in r["ejection"].log["ejections"]),
+    "ejection helps": lambda r: r["ejection"].summary["success_bad"] > r["no ejection"].summary["success_bad"],
+}
+
+OVERLOAD_VERDICTS = {
+    # ejection overloads the survivors: more than A ejected, and the pool serves less after the
+    # blip than the same load without ejection
+    "ejection overloads": lambda r: r["ejection"].summary["ejections"] > 1
+    and r["ejection"].summary["success_after"] < r["no ejection"].summary["success_after"],
+    "panic 50% enters panic": lambda r: r["panic 50%"].ledger.extra["panic_requests"] > 0,
+    "panic 75% enters panic": lambda r: r["panic 75%"].ledger.extra["panic_requests"] > 0,
+    # a panic threshold "holds" the group when it wins back more than half of what ejection lost
+    "panic 50% holds": lambda r: _recovered_half(r["ejection"].summary["success_after"],
+                                                 r["panic 50%"].summary["success_after"],
+                                                 r["no ejection"].summary["success_after"]),
+    "panic 75% holds": lambda r: _recovered_half(r["ejection"].summary["success_after"],
+                                                 r["panic 75%"].summary["success_after"],
+                                                 r["no ejection"].summary["success_after"]),
+}
+
+
+def ejection_counts(scenario: EjectionScenario = SEED_EJECTION, seeds: int = COUNT_SEEDS) -> dict:
+    """§3 at light load (A dead): counts of :data:`EJECTION_VERDICTS` over ``seeds`` runs."""
+    scs = {"no ejection": replace(scenario, ejection=False), "ejection": scenario}
+    return count_runs(simulate_ejection, scs, EJECTION_VERDICTS, seeds)
+
+
+def overload_counts(
+    scenario: EjectionScenario = SEED_EJECTION_OVERLOAD, seeds: int = COUNT_SEEDS,
+    horizon_ms: float = EJECTION_COUNT_HORIZON_MS, panic=(0.5, 0.75),
+) -> dict:
+    """§3 under overload (A's blip): counts of :data:`OVERLOAD_VERDICTS` over ``seeds`` runs of
+    no ejection, ejection and ejection with panic thresholds 50% and 75%, each cut at
+    ``horizon_ms`` (shorter than the figure's run, for speed)."""
+    sc = replace(scenario, horizon_ms=horizon_ms)
+    p50, p75 = panic
+    scs = {"no ejection": replace(sc, ejection=False), "ejection": sc,
+           "panic 50%": replace(sc, panic_threshold=p50), "panic 75%": replace(sc, panic_threshold=p75)}
+    return count_runs(simulate_ejection, scs, OVERLOAD_VERDICTS, seeds)
+
+
+DATACENTRE_VERDICTS = {
+    "A and C answer 99%": lambda r: r["ejection"].summary["success_bad_late"] >= 0.99,
+    "only B ejected": lambda r: sorted(k for k, _, _ in r["ejection"].log["ejections"]) == [
+        k for k in range(r["ejection"].scenario.servers) if r["ejection"].scenario.bad(k, r["ejection"].scenario.bad_start_ms)],
+}
+
+
+def datacentre_counts(scenario: EjectionScenario = SEED_DATACENTRES, seeds: int = COUNT_SEEDS) -> dict:
+    """§7 datacentres: counts of :data:`DATACENTRE_VERDICTS` (ejection only) over ``seeds`` runs."""
+    return count_runs(simulate_ejection, {"ejection": scenario}, DATACENTRE_VERDICTS, seeds)
+
+
+FAILOVER_VERDICTS = {
+    "crash: answered ≥ 99%": lambda r: r["crash"].summary["success_down"] >= 0.99,
+    # both fall: fewer than half answered once A's queue passed the timeout, both services busy
+    "surge: both fall": lambda r: r["surge"].summary["success_surge_settled"] < 0.5
+    and r["surge"].summary["util_a_surge"] > 0.9 and r["surge"].summary["util_b_surge"] > 0.9,
+}
+
+
+def failover_counts(
+    crash: FailoverScenario = SEED_FAILOVER, surge: FailoverScenario = SEED_FAILOVER_SURGE,
+    seeds: int = COUNT_SEEDS, tail_ms: float = 2000.0,
+) -> dict:
+    """§2: counts of :data:`FAILOVER_VERDICTS` over ``seeds`` runs of the crash and the surge,
+    each cut ``tail_ms`` after its fault window ends (a request is over within two timeouts)."""
+    scs = {"crash": replace(crash, horizon_ms=min(crash.horizon_ms, crash.down_end_ms + tail_ms)),
+           "surge": replace(surge, horizon_ms=min(surge.horizon_ms, surge.surge_end_ms + tail_ms))}
+    return count_runs(simulate_failover, scs, FAILOVER_VERDICTS, seeds)
+
+
+ISOLATION_VERDICTS = {
+    "separated: deliveries ≥ 99%": lambda r: r["separated"].summary["delivery_success_surge"] >= 0.99,
+    "shared: deliveries < separated": lambda r: r["shared pool"].summary["delivery_success_surge"]
+    < r["separated"].summary["delivery_success_surge"],
+    "separated: queries < shared": lambda r: r["separated"].summary["query_success_surge"]
+    < r["shared pool"].summary["query_success_surge"],
+}
+
+
+def isolation_counts(
+    scenario: IsolationScenario = SEED_ISOLATION, seeds: int = COUNT_SEEDS, surge_ms: float = 4000.0
+) -> dict:
+    """§7 light/heavy: counts of :data:`ISOLATION_VERDICTS` over ``seeds`` runs of both designs.
+    For speed each run's surge is cut to its first ``surge_ms`` (the summary leaves out the
+    first 2 s, so 4 s leaves 2 s of surge measured) and the run ends one patience after it."""
+    end = min(scenario.surge_end_ms, scenario.surge_start_ms + check_number("surge_ms", surge_ms, low=2500.0))
+    sc = replace(scenario, surge_end_ms=end, horizon_ms=min(scenario.horizon_ms, end + scenario.patience_ms + 500.0))
+    scs = {"shared pool": replace(sc, separated=False), "separated": replace(sc, separated=True)}
+    return count_runs(simulate_isolation, scs, ISOLATION_VERDICTS, seeds)
+
+
+def pool_designs(base: PoolScenario = SEED_POOL_INCIDENT) -> dict:
+    """§4's four designs built from ``base``: one pool with its timeout, one pool with 500 ms,
+    fast/slow pools (60 workers at 1 s, 40 at 5 s) and async I/O."""
+    return {
+        "one pool, 5 s": base,
+        "one pool, 500 ms": replace(base, timeout_ms=500.0, slow_timeout_ms=500.0),
+        "fast/slow pools, 1 s / 5 s": replace(base, timeout_ms=1000.0, slow_timeout_ms=5000.0, slow_workers=40),
+        "async I/O, 5 s": replace(base, io="async"),
+    }
+
+
+def pool_conclusion_holds(patience_ms: float, base: PoolScenario = SEED_POOL_INCIDENT, seed: int = 0) -> bool:
+    """Does §4's conclusion hold when users give up after ``patience_ms`` in the queue (one run
+    per design, ``seed``)? It holds when, for the requests arriving while calls hang, the single
+    5 s pool makes users wait longest, the 500 ms pool answers fewer than 60% of the slow
+    requests and the fast/slow pools at least 90% of them."""
+    p = check_number("patience_ms", patience_ms, low=0.0, low_open=True, allow_inf=True)
+    d = pool_designs(replace(base, user_timeout_ms=p))
+    s = {k: simulate_pool(d[k], seed=seed).summary for k in ("one pool, 5 s", "one pool, 500 ms", "fast/slow pools, 1 s / 5 s")}
+    long = s["one pool, 5 s"]["mean_wait_hang_ms"]
+    return bool(long > s["one pool, 500 ms"]["mean_wait_hang_ms"] and long > s["fast/slow pools, 1 s / 5 s"]["mean_wait_hang_ms"]
+                and s["one pool, 500 ms"]["success_slow"] < 0.6 and s["fast/slow pools, 1 s / 5 s"]["success_slow"] >= 0.9)

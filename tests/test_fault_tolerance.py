@@ -680,3 +680,77 @@ def test_retry_storm_range_and_stuck_counts():
     assert ft.retry_stuck_count(replace(sc, fault_success=1 - 0.9 * e), seeds=20) == 0
     with pytest.raises(ValueError, match="seeds"):
         ft.retry_stuck_count(sc, seeds=0)
+
+
+# --------------------------------------------------------------------------- verdicts as counts
+def test_near_and_count_text():
+    """Near: more than a tenth of the runs went the other way; bad input names the parameter."""
+    assert [ft.near(k, 20) for k in (0, 2, 3, 17, 18, 20)] == [False, False, True, True, False, False]
+    assert ft.count_text(20, 20) == "20/20 runs" and ft.count_text(11, 20) == "11/20 runs (near)"
+    with pytest.raises(ValueError, match="count"):
+        ft.near(21, 20)
+    with pytest.raises(ValueError, match="seeds"):
+        ft.count_runs(ft.simulate_ejection, {"ejection": ft.SEED_EJECTION}, {}, seeds=0)
+
+
+def test_count_runs_counts_each_seed_once():
+    """count_runs applies each verdict to the runs of one seed: a verdict true for even seeds
+    only holds in half of them."""
+    c = ft.count_runs(ft.simulate_ejection, {"e": replace(ft.SEED_EJECTION, horizon_ms=2000.0, bad_start_ms=0.0,
+                                                           bad_end_ms=1000.0)},
+                      {"even": lambda r: r["e"].seed % 2 == 0, "always": lambda r: True}, seeds=6)
+    assert c == {"even": 3, "always": 6, "runs": 6}
+
+
+def test_ejection_light_load_counts():
+    """§3, A dead at light load: ejected at the closed-form delay, alone, back within a probe,
+    and the pool better off, in at least 19 of 20 runs."""
+    c = ft.ejection_counts()
+    assert c["runs"] == 20
+    for key in ft.EJECTION_VERDICTS:
+        assert c[key] >= 19, (key, c)
+
+
+def test_overload_counts_direction():
+    """§3 under overload: ejection overloads the survivors in ≥ 18/20 runs; a 75% panic
+    threshold holds in ≥ 18/20; Envoy's 50% does not hold in most runs (≤ 10/20)."""
+    c = ft.overload_counts()
+    assert c["ejection overloads"] >= 18, c
+    assert c["panic 75% holds"] >= 18, c
+    assert c["panic 50% holds"] <= 10, c
+    # a router without ejection ejects no one: the verdict cannot hold
+    c0 = ft.overload_counts(replace(ft.SEED_EJECTION_OVERLOAD, ejection=False), seeds=3)
+    assert c0["ejection overloads"] == 0, c0
+    light = ft.overload_counts(replace(ft.SEED_EJECTION_OVERLOAD, rate_per_s=80.0), seeds=5)
+    assert light["ejection overloads"] == 0, light  # at light load ejecting A overloads no one
+
+
+def test_failover_counts_direction():
+    """§2: the crash is answered in ≥ 18/20 runs; the ×3 surge takes both down in ≥ 18/20; a
+    surge below capacity / load takes neither down (0/5)."""
+    c = ft.failover_counts()
+    assert c["crash: answered ≥ 99%"] >= 18 and c["surge: both fall"] >= 18, c
+    f = 0.9 * ft.surge_both_fall_factor(ft.SEED_FAILOVER_SURGE)
+    low = ft.failover_counts(surge=replace(ft.SEED_FAILOVER_SURGE, surge_factor=f), seeds=5)
+    assert low["surge: both fall"] == 0, low
+
+
+def test_isolation_and_datacentre_counts_direction():
+    """§7: separated deliveries served ≥ 99% and better than shared in ≥ 18/20 runs; losing B
+    leaves only B's machines ejected and A and C at 99% in ≥ 18/20."""
+    c = ft.isolation_counts()
+    assert min(c[k] for k in ft.ISOLATION_VERDICTS) >= 18, c
+    d = ft.datacentre_counts()
+    assert min(d[k] for k in ft.DATACENTRE_VERDICTS) >= 18, d
+    heavy = ft.datacentre_counts(replace(ft.SEED_DATACENTRES, rate_per_s=3 * ft.datacentre_loss_max_rate(6, 3, 8, 50.0)),
+                                 seeds=5)
+    assert heavy["A and C answer 99%"] == 0, heavy
+
+
+def test_pool_conclusion_patience_range():
+    """§4's ranking holds at the preset's 10 s patience and fails at 1 s (users leave before a
+    hung call's 5 s timeout, so the separate slow pool cannot answer 90%)."""
+    assert ft.pool_conclusion_holds(10_000.0)
+    assert not ft.pool_conclusion_holds(1000.0)
+    with pytest.raises(ValueError, match="patience_ms"):
+        ft.pool_conclusion_holds(0.0)
