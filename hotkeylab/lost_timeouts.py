@@ -472,7 +472,7 @@ class Scenario:
     def __post_init__(self):
         check_number("rate_per_s", self.rate_per_s, low=0.0, low_open=True, high=_MAX_RATE)
         check_number("node_capacity_per_s", self.node_capacity_per_s, low=0.0, low_open=True, high=1e7)
-        check_int("providers", self.providers, low=2, high=1000)
+        object.__setattr__(self, "providers", check_int("providers", self.providers, low=2, high=1000))
         _opt_number("hung_share", self.hung_share, low=0.0, high=1.0)
         check_choice("call_mode", self.call_mode, MODES)
         check_number("timeout_ms", self.timeout_ms, low=0.0, low_open=True, high=3_600_000.0)
@@ -483,9 +483,9 @@ class Scenario:
         _opt_number("hang_at_ms", self.hang_at_ms, low=0.0)
         check_choice("fix", self.fix, FIXES)
         if self.max_outstanding is not None:
-            check_int("max_outstanding", self.max_outstanding, low=1)
+            object.__setattr__(self, "max_outstanding", check_int("max_outstanding", self.max_outstanding, low=1))
         check_number("tick_ms", self.tick_ms, low=0.0, low_open=True, high=60_000.0)
-        check_int("slots", self.slots, low=1, high=1 << 20)
+        object.__setattr__(self, "slots", check_int("slots", self.slots, low=1, high=1 << 20))
         check_number("heap_mb", self.heap_mb, low=0.0, low_open=True, high=1e7)
         check_number("base_live_mb", self.base_live_mb, low=0.0, high=self.heap_mb, high_open=True)
         check_number("retained_kb", self.retained_kb, low=0.0, high=1e7)
@@ -493,8 +493,8 @@ class Scenario:
         check_number("horizon_ms", self.horizon_ms, low=0.0, low_open=True, high=_MAX_HORIZON_MS)
         check_number("gc_sample_ms", self.gc_sample_ms, low=1.0, high=self.horizon_ms)
         check_number("window_ms", self.window_ms, low=0.0, low_open=True, high=self.horizon_ms)
-        check_int("b_nodes", self.b_nodes, low=1, high=100_000)
-        check_int("b_leaking_nodes", self.b_leaking_nodes, low=0, high=self.b_nodes)
+        object.__setattr__(self, "b_nodes", check_int("b_nodes", self.b_nodes, low=1, high=100_000))
+        object.__setattr__(self, "b_leaking_nodes", check_int("b_leaking_nodes", self.b_leaking_nodes, low=0, high=self.b_nodes))
 
     # -- derived quantities (closed forms)
     def live_providers(self, t_ms: float) -> int:

@@ -110,7 +110,7 @@ class RetryPolicy:
 
     def __post_init__(self):
         if not (isinstance(self.max_attempts, float) and math.isinf(self.max_attempts) and self.max_attempts > 0):
-            check_int("RetryPolicy.max_attempts", self.max_attempts, low=1)
+            object.__setattr__(self, "max_attempts", check_int("RetryPolicy.max_attempts", self.max_attempts, low=1))
         check_number("RetryPolicy.base_ms", self.base_ms, low=0.0)
         check_number("RetryPolicy.multiplier", self.multiplier, low=1.0)
         check_number("RetryPolicy.cap_ms", self.cap_ms, low=0.0)
@@ -223,7 +223,7 @@ class Scenario:
 
     def __post_init__(self):
         check_number("user_rate_per_s", self.user_rate_per_s, low=0.0, high=1e6)
-        check_int("batch_max_rows", self.batch_max_rows, low=1, high=10_000)
+        object.__setattr__(self, "batch_max_rows", check_int("batch_max_rows", self.batch_max_rows, low=1, high=10_000))
         check_number("batch_max_wait_ms", self.batch_max_wait_ms, low=0.0, high=1e6)
         check_number("batch_ms", self.batch_ms, low=0.0, low_open=True, high=1e6)
         check_number("cross_batch_ms", self.cross_batch_ms, low=0.0, low_open=True, high=1e6)
@@ -231,7 +231,7 @@ class Scenario:
         if not isinstance(self.retry, RetryPolicy):
             raise ValueError(f"retry must be a RetryPolicy, got {self.retry!r}")
         if self.queue_limit is not None:
-            check_int("queue_limit", self.queue_limit, low=0)
+            object.__setattr__(self, "queue_limit", check_int("queue_limit", self.queue_limit, low=0))
         if not isinstance(self.deadline_drop, bool):
             raise ValueError(f"deadline_drop must be True or False, got {self.deadline_drop!r}")
         check_choice("discipline", self.discipline, ("fifo", "adaptive_lifo"))
@@ -269,7 +269,7 @@ class Scenario:
         check_number("horizon_ms", self.horizon_ms, low=1.0, high=3.6e7)
         check_number("window_ms", self.window_ms, low=1.0, high=self.horizon_ms)
         check_number("warmup_ms", self.warmup_ms, low=0.0, high=self.horizon_ms)
-        check_int("max_events", self.max_events, low=1)
+        object.__setattr__(self, "max_events", check_int("max_events", self.max_events, low=1))
 
     # ------------------------------------------------------------------ derived quantities
     @property
