@@ -1235,10 +1235,12 @@ def _windows_of(sc: Scenario, horizon_s: float) -> tuple[list, list]:
     return trig, inter
 
 
-def plot_timeline(run: Run, axes=None):
+def plot_timeline(run: Run, axes=None, show_starve: bool = True):
     """The seed's chain against time (s), three panels: pending records; slow scans on the primary
     against its slots; business queries answered in time, timed out and refused per second.
-    Shaded: out of stock (grey), batch stopped (blue); dashed red: failovers."""
+    Shaded: out of stock (grey), batch stopped (blue); dashed red: failovers. ``show_starve``
+    draws the scan count from which the business loses queries (:func:`starve_scans`; the
+    notebook's first figure leaves it out, because a predict question asks for it)."""
     if axes is None:
         _, axes = new_figure(3, 1, height=2.1, sharex=True)
     sc = run.scenario
@@ -1251,10 +1253,11 @@ def plot_timeline(run: Run, axes=None):
     decorate(a0, ylabel="pending (k rows)", legend=False, ylim=(0, None))
     a1.plot(t, w["slow_sql"], color=COLORS["queue"], label="slow scans on the primary")
     a1.axhline(sc.db_slots, color=COLORS["capacity"], ls="--", lw=1.5, label=f"slots ({sc.db_slots})")
-    a1.axhline(
-        starve_scans(sc.db_slots, sc.business_slots), color=COLORS["capacity"], ls=":", lw=1.5,
-        label="from here the business loses queries",
-    )
+    if show_starve:
+        a1.axhline(
+            starve_scans(sc.db_slots, sc.business_slots), color=COLORS["capacity"], ls=":", lw=1.5,
+            label="from here the business loses queries",
+        )
     decorate(a1, ylabel="slow scans", legend=False, ylim=(0, None))
     a2.plot(t, w["offered"], color=COLORS["offered"], lw=1.2, label="business queries")
     a2.plot(t, w["served"], color=COLORS["goodput"], label="answered in time")
@@ -1335,7 +1338,9 @@ def mpl_line(color: str, label: str, ls: str = "-"):
 def plot_fixes(runs: dict, axes=None):
     """Small multiples, one row per scenario (label → :class:`Run`): pending records (left, each
     row on its own scale) and business queries answered in time per second (right) against time
-    (s); failovers dashed red."""
+    (s); failovers dashed red; shaded grey: out of stock; shaded blue: no batch run starts (fix 2,
+    from ``stop_batch_ms``); solid black: runs start again with the row limit (fix 3, from
+    ``limit_from_ms``). A legend above the panels names each mark."""
     n = len(runs)
     if n == 0:
         raise ValueError("runs must hold at least one labelled run, got {}")
@@ -1355,6 +1360,8 @@ def plot_fixes(runs: dict, axes=None):
             shade(ax, trig, kind="trigger")
             shade(ax, inter, kind="intervention")
             _failover_lines(ax, run, label=False)
+            if math.isfinite(sc.limit_from_ms) and sc.limit_from_ms < sc.horizon_ms:
+                ax.axvline(sc.limit_from_ms / 1000, color="black", lw=1.5)
         a0.set_ylim(0, max(1.0, float(np.nanmax(w["backlog"])) / 1000 * 1.15))
         a1.set_ylim(0, gmax)
         a1.text(1.04, 0.6, label, transform=a1.transAxes, va="center", fontsize=9)
@@ -1365,6 +1372,16 @@ def plot_fixes(runs: dict, axes=None):
     axes[n // 2, 1].set_ylabel("answered in time/s")
     axes[-1, 0].set_xlabel("time (s)")
     axes[-1, 1].set_xlabel("time (s)")
+    from matplotlib.patches import Patch
+
+    handles = [
+        Patch(color=COLORS["trigger"], alpha=0.35, label="out of stock"),
+        Patch(color=COLORS["intervention"], alpha=0.35, label="batch stopped: no run starts (fix 2)"),
+        mpl_line("black", "runs restart with the row limit (fix 3)"),
+        mpl_line(COLORS["timeouts"], "failover", ls="--"),
+    ]
+    axes[0, 0].figure.legend(handles=handles, loc="lower center", bbox_to_anchor=(0.5, 1.0), ncol=4, fontsize=8,
+                             frameon=False)
     return axes
 
 
@@ -1413,11 +1430,17 @@ def plot_consumption(sc: Scenario, backlogs, row_limit: int | None = None, ax=No
     lim = np.array([consumption_per_s(x, sc, k) for x in b])
     ax.plot(b / 1000, np.where(full > 0, full, np.nan), color=COLORS["goodput"], label="consumption, time range only")
     ax.plot(b / 1000, np.where(lim > 0, lim, np.nan), color=COLORS["goodput"], ls="--", label=f"consumption, row limit {k}")
-    ax.axhline(sc.stockout_pending_per_s, color=COLORS["capacity"], ls="--", lw=1.5, label="production, out of stock")
-    ax.axhline(sc.normal_pending_per_s, color=COLORS["capacity"], ls=":", lw=1.5, label="production, in stock")
+    ax.axhline(sc.stockout_pending_per_s, color=COLORS["capacity"], ls="--", lw=1.5,
+               label=f"production, out of stock: {sc.stockout_pending_per_s:.0f} rows/s (every order)")
+    ax.axhline(sc.normal_pending_per_s, color=COLORS["capacity"], ls=":", lw=1.5,
+               label=f"production, in stock: {sc.normal_pending_per_s:.1f} rows/s (the occasional pending)")
     zero = scan_timeout_backlog(sc.batch_timeout_ms, sc.scan_fixed_ms, sc.scan_ms_per_row)
     ax.axvline(zero / 1000, color=COLORS["timeouts"], lw=1.2, ls="-.", label="scan > timeout: consumption 0")
     ax.set_yscale("log")
+    if b.max() > zero:
+        # zero cannot be drawn on a log axis: say so where the solid line stops
+        ax.text(zero / 1000 + 0.01 * b.max() / 1000, 10.0, "time range only:\nconsumption 0 from here\n(off the log axis)",
+                color=COLORS["goodput"], fontsize=8, va="center")
     decorate(ax, xlabel="pending records (k rows)", ylabel="rows/s", legend=False, xlim=(0, b.max() / 1000))
     ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=8)
     return ax
@@ -1426,7 +1449,8 @@ def plot_consumption(sc: Scenario, backlogs, row_limit: int | None = None, ax=No
 def plot_business_loss(scan_ms, lost, sc: Scenario = SEED_INCIDENT, ax=None):
     """The other business's lost share (timed out or refused, in %) against the scan time (s) at a
     constant backlog: ``lost`` has one row per scan time and one column per seed (line: mean,
-    band: min to max over the seeds). Dotted: the closed form's threshold ``(c − ⌊ρ⌋ − 1) P``."""
+    band: min to max over the seeds). Dotted: the closed form's threshold ``(c − ⌊ρ⌋ − 1) P``;
+    dashed: the next steps, where the peak count of scans reaches ``n* + 1``, … (one slot fewer each)."""
     x = np.asarray([check_number("scan_ms", v, low=0.0) for v in scan_ms], dtype=float) / 1000
     y = 100 * np.asarray(lost, dtype=float)
     if y.ndim != 2 or y.shape[0] != len(x):
@@ -1438,7 +1462,14 @@ def plot_business_loss(scan_ms, lost, sc: Scenario = SEED_INCIDENT, ax=None):
     ax.plot(x, y.mean(axis=1), color=COLORS["timeouts"], marker="o", ms=4, label="mean")
     n = starve_scans(sc.db_slots, sc.business_slots)
     ax.axvline((n - 1) * sc.batch_period_ms / 1000, color=COLORS["capacity"], ls=":", lw=1.5,
-               label=f"closed form: (c − ⌊ρ⌋ − 1) P, {n} scans at the peak")
+               label=f"closed form: (c − ⌊ρ⌋ − 1) P, {n} scans at the peak, {sc.db_slots - n} slots left")
+    # past S = n P the peak count is n + 1: one slot fewer again, so the loss steps up
+    for j in range(n + 1, sc.db_slots):
+        x_j = (j - 1) * sc.batch_period_ms / 1000
+        if x_j <= x.max():
+            ax.axvline(x_j, color=COLORS["capacity"], ls="--", lw=1.0,
+                       label=f"(c − ⌊ρ⌋) P: {j} scans at the peak, {sc.db_slots - j} slot{'s' if sc.db_slots - j != 1 else ''} left"
+                       if j == n + 1 else None)
     decorate(ax, xlabel="scan time S (s)", ylabel="business queries lost (%)", legend=False, ylim=(0, None))
     ax.legend(loc="upper left", fontsize=8)
     return ax
