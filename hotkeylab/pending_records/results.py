@@ -1,0 +1,88 @@
+"""06 · What one run returns: windows, the record ledger, the batch runs, the failovers.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..sim import Ledger, RunStatus
+from .records import RecordLedger
+from .scenario import (
+    INF,
+    KILLED,
+    Scenario,
+)
+
+
+# --------------------------------------------------------------------------- a run
+@dataclass
+class Run:
+    """The result of :func:`simulate`: windowed arrays, both ledgers, the failovers, every batch
+    run and every slow scan."""
+
+    scenario: Scenario
+    seed: int
+    status: RunStatus
+    windows: dict
+    ledger: Ledger
+    records: RecordLedger
+    failovers_ms: np.ndarray  # when the primary was declared dead
+    promoted_ms: np.ndarray  # when the new primary took over
+    runs: list
+    slow_sql: list  # (submitted, started, ended, outcome, run start) per scan
+    peak_backlog: int
+    peak_slow_sql: int
+    probes: int
+    probe_failures: int
+
+    @property
+    def t_end_ms(self) -> float:
+        return self.status.t_end_ms
+
+    @property
+    def truncated(self) -> bool:
+        return self.status.truncated
+
+    def availability(self, from_ms: float = 0.0, to_ms: float = INF) -> float:
+        """Share of the business windows' queries answered in time between ``from_ms`` and
+        ``to_ms`` (nan if none arrived)."""
+        w = self.windows
+        t = w["t"] * 1000.0
+        sel = (t >= from_ms) & (t < to_ms)
+        offered = w["offered"][sel].sum()
+        return float(w["served"][sel].sum() / offered) if offered > 0 else math.nan
+
+    def lost_share(self, from_ms: float = 0.0, to_ms: float = INF) -> float:
+        """Share of the business windows' queries that timed out or were refused between
+        ``from_ms`` and ``to_ms`` (nan if none arrived)."""
+        w = self.windows
+        t = w["t"] * 1000.0
+        sel = (t >= from_ms) & (t < to_ms)
+        offered = w["offered"][sel].sum()
+        lost = w["timeouts"][sel].sum() + w["rejected"][sel].sum()
+        return float(lost / offered) if offered > 0 else math.nan
+
+    def summary(self) -> dict:
+        outcomes = [r.outcome for r in self.runs]
+        done = [r for r in self.runs if r.outcome == "done"]
+        led = self.ledger
+        return {
+            "failovers": len(self.failovers_ms),
+            "first_failover_s": float(self.failovers_ms[0] / 1000) if len(self.failovers_ms) else math.nan,
+            "peak_backlog": self.peak_backlog,
+            "backlog_end": self.records.pending,
+            "peak_slow_sql": self.peak_slow_sql,
+            "runs": len(self.runs),
+            "runs_done": outcomes.count("done"),
+            "runs_timed_out": outcomes.count("timeout"),
+            "runs_killed": outcomes.count(KILLED),
+            "slow_sql_killed": sum(1 for s in self.slow_sql if s[3] == KILLED),
+            "max_done_run_ms": max((r.end_ms - r.start_ms for r in done), default=math.nan),
+            "completed_by_batch": self.records.extra["completed_by_batch"],
+            "cancelled": self.records.cancelled,
+            "availability": led.served / led.arrived if led.arrived else math.nan,
+            "truncated": self.truncated,
+        }
