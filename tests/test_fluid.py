@@ -184,3 +184,36 @@ def test_phase_portrait_draws_one_line_per_load():
     assert F.plot_phase_portrait(BASE, [720.0], MU2, ax=ax, xmax=20.0) is ax
     assert ax.get_xlim() == pytest.approx((0.0, 20.0))
     plt.close(ax.figure)
+
+
+# ---------------------------------------------------------------------- the band, and a drain from the bound
+def test_band_edges_come_from_the_batcher_and_the_retries():
+    """Notebook 04 §6: a storm sustains itself iff batcher_batch_rate((R + 1) λ) > μ. The lower edge
+    solves it with equality, the upper edge is where the users alone reach μ; the fluid model
+    agrees: bistable just inside the band, not just outside it."""
+    from hotkeylab.metastable import lesson
+
+    sc = BASE.with_(queue_limit=250)
+    lo, hi = lesson.band_user_rates(sc, retries=1)
+    assert capacity.batcher_batch_rate(2 * lo) == pytest.approx(MU, rel=1e-9)
+    assert capacity.batcher_batch_rate(hi) == pytest.approx(MU, rel=1e-9)
+    assert lo == pytest.approx(hi / 2)
+    assert lo < MU * 20 / 2 < hi  # the full-batch hand rule μK/(R + 1) lies inside
+    assert F.fixed_points(1.01 * lo, sc, MU).bistable
+    assert not F.fixed_points(0.99 * lo, sc, MU).bistable
+    assert F.fixed_points(0.99 * hi, sc, MU).bistable
+
+
+def test_normal_load_drains_from_the_bound_as_the_fluid_model_says():
+    """At 600/s (below the band) a queue left at the seed's bound of 250 by a slow database leaves
+    the bound at once (production below μ, so almost nothing is rejected) and drains; the time is
+    near the fluid model's 250 / |drift|, which counts R + 1 attempts and no rejections."""
+    from hotkeylab.metastable import lesson
+
+    res = lesson.drain_from_bound(seeds=range(3))
+    sc = lesson.FULL_QUEUE_600
+    assert np.all(res["queue_at_end"] > 0.95 * sc.queue_limit)
+    assert res["drained"].all()
+    fluid_s = sc.queue_limit / -F.drift(50.0, sc.user_rate_per_s, sc, MU)
+    assert np.all(np.abs(res["drain_s"] / fluid_s - 1) < 0.35)
+    assert np.all(res["rejected_after"] < 0.01 * sc.user_rate_per_s * fluid_s)

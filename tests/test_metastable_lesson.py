@@ -18,6 +18,7 @@ from hotkeylab.metastable import (
     RetryPolicy,
     Scenario,
     closed_forms,
+    fluid,
     lesson,
     simulate,
 )
@@ -307,8 +308,17 @@ def test_expected_answers_come_from_the_package():
     n_bar = (16.0 + ex.FAR_BATCH_MS) / 2
     assert ex.limit_for_far_owner() == math.floor((200 - 20 - n_bar) / n_bar)
     assert ex.drain_with_partial_degrade_s() == pytest.approx(
-        ex.DRAIN_QUEUE / (mu - capacity.batcher_batch_rate(ex.DEGRADE_KEEP * 720.0)))
-    assert ex.worst_wait_behind_limit_ms() == ex.WIDGET_LIMIT * 16 + 20 + 16
+        ex.DRAIN_QUEUE / (mu - capacity.batcher_batch_rate(2 * ex.DEGRADE_KEEP * 720.0)))
+    assert ex.worst_wait_behind_limit_ms() == ex.BIG_LIMIT * 16 + 20 + 16
+
+
+def test_partial_degrade_answer_agrees_with_the_fluid_model():
+    """Exercise 3's closed form (kept users retried once behind the backlog) against the fluid
+    model integrated from the backlog to an empty queue, ramp included."""
+    t, q = fluid.integrate(ex.DRAIN_QUEUE, ex.DEGRADE_KEEP * 720.0, SEED_INCIDENT,
+                           capacity.tps_ceiling(SEED_INCIDENT.batch_ms), 60.0)
+    assert q[-1] == 0.0
+    assert t[np.argmax(q <= 0.0)] == pytest.approx(ex.drain_with_partial_degrade_s(), rel=0.02)
 
 
 @pytest.mark.parametrize(
@@ -317,7 +327,7 @@ def test_expected_answers_come_from_the_package():
         ("04.band_edge_patience", ex.band_edge_at_patience, lambda: lesson.band_user_rates(retries=1)[0]),
         ("04.limit_far_owner", ex.limit_for_far_owner, lambda: math.floor(200 / 29.5)),
         ("04.drain_partial_degrade", ex.drain_with_partial_degrade_s, lambda: ex.DRAIN_QUEUE / 62.5),
-        ("04.worst_wait_limit", ex.worst_wait_behind_limit_ms, lambda: ex.WIDGET_LIMIT * 16.0),
+        ("04.worst_wait_limit", ex.worst_wait_behind_limit_ms, lambda: ex.BIG_LIMIT * 16.0),
     ],
 )
 def test_right_answer_ok_wrong_answer_specific(exercise_id, right, wrong):
@@ -334,4 +344,6 @@ def test_feedback_names_the_mistake():
     assert "round down" in check("04.limit_far_owner", 5.5).message
     assert "largest" in check("04.limit_far_owner", 3).message
     assert "no users" in check("04.drain_partial_degrade", ex.DRAIN_QUEUE / 62.5).message
-    assert "queue alone" in check("04.worst_wait_limit", 400).message
+    assert "queue alone" in check("04.worst_wait_limit", ex.BIG_LIMIT * 16).message
+    kept_once = lesson.drain_time_s(ex.DRAIN_QUEUE, ex.DEGRADE_KEEP * 720.0)
+    assert "retried" in check("04.drain_partial_degrade", kept_once).message

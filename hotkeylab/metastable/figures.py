@@ -94,9 +94,14 @@ def incident_figure(run, *, height: float = 1.9):
     a.set_ylim(0, 1.3 * max(1.0, float(np.max(w["offered"]))))
     a.set_ylabel("requests/s")
     a.text(0.005, 0.93, "a · users", transform=a.transAxes, fontsize=9, va="top")
-    for key in ("retries", "timeouts", "rejected"):
+    # retries as a filled area, timeouts and rejections as lines on top: the retries and rejections
+    # often overlap, and a fill under a line keeps both readable
+    if np.any(w["retries"] > 0):
+        b.fill_between(t, 0, w["retries"], step="post", color=COLORS["retries"], alpha=0.4, lw=0,
+                       label=plotting.LABELS["retries"] + " (filled)")
+    for key in ("timeouts", "rejected"):
         if np.any(w[key] > 0):
-            b.step(t, w[key], where="post", color=COLORS[key], lw=1.5, label=plotting.LABELS[key])
+            b.step(t, w[key], where="post", color=COLORS[key], lw=1.2, label=plotting.LABELS[key])
     b.set_ylabel("attempts/s")
     b.text(0.005, 0.93, "b · attempts", transform=b.transAxes, fontsize=9, va="top")
     c.step(t, w["queue"], where="post", color=COLORS["queue"], lw=2, label="batches waiting")
@@ -106,9 +111,12 @@ def incident_figure(run, *, height: float = 1.9):
     one, two = effective_timeout_queue(sc), effective_timeout_queue(sc, n_bar)
     so = sc.second_owner
     thr = np.where((t >= so.start_ms / 1e3) & (t < so.end_ms / 1e3), two, one) if so is not None else np.full_like(t, one)
-    c.step(t, thr, where="post", color=COLORS["timeouts"], ls="--", lw=1,
-           label=f"timeouts start: (M − T − N)/N = {one:.1f}" + (f"; {two:.1f} with two owners (N̄ = {n_bar:g} ms)"
-                                                                if so is not None else ""))
+    if so is not None:
+        thr_label = (f"timeouts start, (M − T − N)/N: {two:.1f} while C is an owner\n(N̄ = {n_bar:g} ms), "
+                     f"{one:.1f} with one owner (N = {sc.batch_ms:g} ms): it steps")
+    else:
+        thr_label = f"timeouts start: (M − T − N)/N = {one:.1f}"
+    c.step(t, thr, where="post", color=COLORS["timeouts"], ls="--", lw=1, label=thr_label)
     c.axhline(cf["critical_queue"], color=COLORS["capacity"], ls=":", lw=1,
               label=f"M/N = {cf['critical_queue']:.1f} (N = {sc.batch_ms:g} ms)")
     if sc.queue_limit is not None:
@@ -148,20 +156,23 @@ def batcher_rate_figure(sc: Scenario, simulated: Mapping[float, float] | None = 
     K, T = sc.batch_max_rows, sc.batch_max_wait_ms
     exact = np.array([capacity.batcher_batch_rate(x, K, T) for x in lam])
     ax.plot(lam, exact, color=COLORS["offered"], lw=2, label="timer batcher (closed form)")
-    ax.plot(lam, lam / (1.0 + lam * T / 1000.0), color="#555555", lw=1.5, ls=":",
-            label="timer regime: λ / (1 + λT)")
+    timer = lam <= 1000.0 * K / T  # the approximation holds while λT < K
+    ax.plot(lam[timer], lam[timer] / (1.0 + lam[timer] * T / 1000.0), color="#2ca02c", lw=2, ls=(0, (1, 1.5)),
+            label=f"timer regime: λ / (1 + λT), drawn where λT < K = {K}")
     ax.plot(lam, lam / K, color=COLORS["retries"], lw=1.5, ls="--", label=f"full batches: λ / {K}")
     cf = closed_forms(sc)
-    ax.axhline(cf["capacity_one_owner"], color=COLORS["capacity"], lw=1.5,
-               label=f"capacity, one owner: {cf['capacity_one_owner']:.1f}/s")
-    ax.axhline(cf["capacity_two_owners"], color=COLORS["capacity"], lw=1.5, ls="--",
-               label=f"capacity, two owners: {cf['capacity_two_owners']:.1f}/s")
+    # the capacities are labelled on the lines themselves (grey, thin), away from the curves
+    for key, text, ls in (("capacity_one_owner", "capacity, one owner", "-"),
+                          ("capacity_two_owners", "capacity, two owners", "--")):
+        ax.axhline(cf[key], color=COLORS["capacity"], lw=1.0, ls=ls, zorder=1)
+        ax.text(lam[0] + 5, cf[key] + 1.2, f"{text}: {cf[key]:.1f}/s", fontsize=8, color=COLORS["capacity"],
+                va="bottom", ha="left")
     if simulated:
         xs = sorted(simulated)
         ax.plot(xs, [simulated[x] for x in xs], "o", mfc="none", mec="black", mew=1.5, ms=9, zorder=6,
                 label="simulated (one run each)")
-    for x, text, off in ((sc.user_rate_per_s, "normal", (-20, -26)),
-                         (sc.user_rate_per_s * (sc.peak.factor if sc.peak else 1.0), "peak", (-10, 14))):
+    for x, text, off in ((sc.user_rate_per_s, "normal", (10, -42)),
+                         (sc.user_rate_per_s * (sc.peak.factor if sc.peak else 1.0), "peak", (-40, 30))):
         y = capacity.batcher_batch_rate(x, K, T)
         ax.plot([x], [y], "s", color=COLORS["timeouts"], ms=4, zorder=5)
         ax.annotate(f"{text}: {x:.0f}/s → {y:.1f} batches/s", (x, y), xytext=off, textcoords="offset points",

@@ -222,12 +222,15 @@ def plot_phase_portrait(sc: Scenario, loads, capacity_per_s: float, ax=None, run
     if lim is not None and lim <= xmax:
         ax.axvline(lim, color=COLORS["rejected"], ls=":", lw=1.5, label=f"queue bound {lim}")
     ax.axhline(0.0, color=COLORS["capacity"], lw=1)
-    cmap = matplotlib.colormaps["viridis"]
-    colors = [cmap(0.85 * i / max(1, len(loads) - 1)) for i in range(len(loads))]
+    # distinct hues (Okabe–Ito blue, amber, reddish purple, sky blue), not a ramp: dots of neighbouring
+    # loads must be told apart; beyond four loads, a colormap
+    palette = ["#0072B2", "#E69F00", "#CC79A7", "#56B4E9"]
+    colors = (palette[: len(loads)] if len(loads) <= len(palette)
+              else [matplotlib.colormaps["viridis"](0.85 * i / (len(loads) - 1)) for i in range(len(loads))])
     pts = [p for run in runs or () for p in _run_points(run, loads, cap) if p[0] <= xmax]
     if pts:
         x, y, i = np.array(pts).T
-        ax.scatter(x, y, s=10, c=[colors[int(j)] for j in i], alpha=0.35, lw=0, zorder=2)
+        ax.scatter(x, y, s=12, c=[colors[int(j)] for j in i], alpha=0.55, lw=0, zorder=2)
         ax.scatter([], [], s=10, color="grey", label="simulated runs (colour of their load)")
     lines, ys = [], []
     for lam, c, style in zip(loads, colors, ["-", "--", "-.", ":"] * len(loads), strict=False):

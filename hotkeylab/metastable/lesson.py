@@ -39,6 +39,9 @@ from . import (
 
 __all__ = [
     "SHORT_INCIDENT",
+    "FULL_QUEUE_600",
+    "drain_from_bound",
+    "load_verdicts",
     "ACT_MS",
     "SAFETY",
     "Mitigation",
@@ -285,6 +288,58 @@ def drain_time_s(queue_batches: float, user_rate_per_s: float, sc: Scenario = SE
         capacity.batcher_batch_rate(lam, sc.batch_max_rows, sc.batch_max_wait_ms), 0.0,
         capacity.tps_ceiling(sc.batch_ms))
     return math.inf if growth >= 0 else q / -growth
+
+
+#: The check behind notebook 04's drain estimate from the bound: the normal load (600 requests/s,
+#: one owner) after a storm has filled the seed's bound. A slow database (every merged commit
+#: 4 × N) from 2 s to 10 s fills the queue to QueueMaxSize; from 10 s the thread is back at
+#: full speed and nothing else happens until the horizon.
+FULL_QUEUE_600 = replace(
+    SEED_INCIDENT,
+    peak=None,
+    second_owner=None,
+    slow_db=Window(2_000.0, 10_000.0, 4.0),
+    warmup_ms=1_000.0,
+    horizon_ms=250_000.0,
+)
+
+
+def drain_from_bound(seeds: Iterable[int] = range(20), sc: Scenario = FULL_QUEUE_600) -> dict:
+    """Run ``sc`` (default :data:`FULL_QUEUE_600`) for each seed on the fast engine and read, from
+    the end of its trigger: the queue then, whether the queue empties before the horizon and when
+    (the first 1-s window whose mean queue is below half a batch), and the attempts rejected at
+    the bound afterwards. Returns numpy arrays keyed ``queue_at_end``, ``drained``, ``drain_s``
+    (nan where it never empties), ``rejected_after``, and ``seeds``."""
+    seeds = list(seeds)
+    if not seeds:
+        raise ValueError("seeds must list at least one seed, got []")
+    end_s = sc.trigger_window[1] / 1e3 if sc.trigger_window else 0.0
+    out = {"queue_at_end": [], "drained": [], "drain_s": [], "rejected_after": []}
+    for s_ in seeds:
+        run = simulate(sc, engine="fast", seed=s_)
+        w = run.windows
+        k = int(round(end_s * 1000.0 / sc.window_ms))
+        q = np.asarray(w["queue"], float)
+        out["queue_at_end"].append(float(q[k - 1]) if k > 0 else float(q[0]))
+        below = np.nonzero(q[k:] < 0.5)[0]
+        out["drained"].append(bool(len(below)))
+        out["drain_s"].append(float(below[0] * sc.window_ms / 1e3) if len(below) else math.nan)
+        out["rejected_after"].append(float(np.sum(w["rejected"][k:])))
+    res = {key: np.asarray(v) for key, v in out.items()}
+    res["seeds"] = np.asarray(seeds)
+    return res
+
+
+def load_verdicts() -> dict:
+    """The committed verdicts over seeds (:func:`.verdicts.load`); raises RuntimeError if any row
+    is stale, i.e. the model or a preset changed since they were computed (run ``make verdicts``)."""
+    from . import verdicts
+
+    v = verdicts.load()
+    stale = sorted(name for name, c in v.items() if c.stale)
+    if stale:
+        raise RuntimeError(f"verdicts_04.csv is stale for {stale[:5]}…: run `make verdicts`")
+    return v
 
 
 def restart_wave(sc: Scenario, user_rate_per_s: float | None = None) -> dict:
@@ -848,18 +903,26 @@ class WhatIf:
         self.fig = Figure(figsize=(8.0, 3.4), layout="constrained")
         FigureCanvasAgg(self.fig)
         ax = self.ax = self.fig.add_subplot()
-        self.lines = {s: ax.plot([], [], color=COLORS[s], lw=2, label=plotting.LABELS[s])[0] for s in self.SERIES}
+        # each window's value is drawn over its second (steps), so nothing seems to move before it happens
+        self.lines = {s: ax.plot([], [], color=COLORS[s], lw=2, label=plotting.LABELS[s], drawstyle="steps-post")[0]
+                      for s in self.SERIES}
         # the users' line on top, dashed black, so the retries (often equal to it) cannot hide it
         self.lines["offered"].set(color="black", ls=(0, (3, 3)), lw=1.0, zorder=5)
         self.lines["retries"].set(lw=3.0, alpha=0.8)  # wide under the users' thin line: both visible
         self.qax = plotting.queue_axis(ax)
         self.qax.set_yscale("symlog", linthresh=1.0)  # the ~10-batch threshold stays visible beside 1000s
-        self.qline = self.qax.plot([], [], color=COLORS["queue"], lw=2, label=plotting.LABELS["queue"])[0]
-        self.thr = self.qax.axhline(0, color=COLORS["queue"], ls="--", lw=1,
-                                    label="timeouts start (closed form, queue axis)")
+        self.qline = self.qax.plot([], [], color=COLORS["queue"], lw=2, label="queue (batches, right axis)",
+                                   drawstyle="steps-post")[0]
+        # the threshold belongs to the right (queue) axis: drawn from the middle to the right edge only,
+        # in the queue's colour, with its value written beside the right axis
+        self.thr = self.qax.plot([0.5, 1.0], [0, 0], color=COLORS["queue"], ls="--", lw=1.2,
+                                 transform=self.qax.get_yaxis_transform(),
+                                 label="timeouts start, one owner (right axis)")[0]
+        self.thr_text = self.qax.text(0.995, 0, "", transform=self.qax.get_yaxis_transform(), ha="right",
+                                      va="bottom", fontsize=7, color=COLORS["queue"])
         self.span = ax.axvspan(WHATIF_START_MS / 1e3, 40.0, color=COLORS["trigger"], alpha=0.35, lw=0,
                                label="second owner (trigger)", zorder=0)
-        self.verdict = ax.text(0.99, 0.97, "", transform=ax.transAxes, ha="right", va="top", fontsize=9,
+        self.verdict = ax.text(0.01, 0.97, "", transform=ax.transAxes, ha="left", va="top", fontsize=9, zorder=8,
                                bbox=dict(facecolor="white", alpha=0.85, lw=0))
         ax.set_xlabel("time (s)")
         ax.set_ylabel("requests/s")
@@ -931,6 +994,8 @@ class WhatIf:
         self.qline.set_data(t, w["queue"])
         thr = res.closed["effective_queue_one_owner"]
         self.thr.set_ydata([thr, thr])
+        self.thr_text.set_y(thr)
+        self.thr_text.set_text(f"timeouts start: {thr:.1f} batches →")
         self.qax.set_ylim(0, 2.0 * max(float(np.max(w["queue"])), 2.0 * thr, 1.0))
         # the legend lists only what is drawn: a series that stayed at zero (no rejections) drops out
         shown = [ln for s, ln in self.lines.items() if s in ("offered", "goodput") or np.any(w[s] > 0)]
