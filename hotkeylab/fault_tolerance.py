@@ -345,18 +345,18 @@ class RetryScenario:
 
     def __post_init__(self):
         check_number("users_per_s", self.users_per_s, low=0.0, high=MAX_RATE_PER_S)
-        check_int("workers", self.workers, low=1, high=MAX_WORKERS)
+        object.__setattr__(self, "workers", check_int("workers", self.workers, low=1, high=MAX_WORKERS))
         check_number("service_ms", self.service_ms, low=0.0, low_open=True, high=1e6)
         check_number("timeout_ms", self.timeout_ms, low=0.0, low_open=True, high=1e7)
         check_probability("normal_success", self.normal_success)
         check_probability("fault_success", self.fault_success)
         _check_window("fault_start_ms", self.fault_start_ms, "fault_end_ms", self.fault_end_ms)
-        check_int("attempts", self.attempts, low=1, high=100)
+        object.__setattr__(self, "attempts", check_int("attempts", self.attempts, low=1, high=100))
         check_choice("policy", self.policy, RETRY_POLICIES)
         check_probability("gate_threshold", self.gate_threshold)
         check_number("gate_window_ms", self.gate_window_ms, low=0.0, low_open=True, high=1e7)
-        check_int("gate_min_samples", self.gate_min_samples, low=1)
-        check_int("clicks", self.clicks, low=1, high=100)
+        object.__setattr__(self, "gate_min_samples", check_int("gate_min_samples", self.gate_min_samples, low=1))
+        object.__setattr__(self, "clicks", check_int("clicks", self.clicks, low=1, high=100))
         check_number("reclick_ms", self.reclick_ms, low=0.0, low_open=True, high=1e7)
         _check_horizon(self)
 
@@ -678,7 +678,7 @@ class FailoverScenario:
     def __post_init__(self):
         check_number("rate_per_s", self.rate_per_s, low=0.0, high=MAX_RATE_PER_S)
         check_number("service_ms", self.service_ms, low=0.0, low_open=True, high=1e6)
-        check_int("workers", self.workers, low=1, high=MAX_WORKERS)
+        object.__setattr__(self, "workers", check_int("workers", self.workers, low=1, high=MAX_WORKERS))
         check_number("timeout_ms", self.timeout_ms, low=0.0, low_open=True, high=1e7)
         _check_window("down_start_ms", self.down_start_ms, "down_end_ms", self.down_end_ms)
         check_choice("down_kind", self.down_kind, DOWN_KINDS)
@@ -1014,22 +1014,22 @@ class EjectionScenario:
     window_ms: float = 500.0
 
     def __post_init__(self):
-        check_int("servers", self.servers, low=1, high=len(SERVER_NAMES))
+        object.__setattr__(self, "servers", check_int("servers", self.servers, low=1, high=len(SERVER_NAMES)))
         check_number("rate_per_s", self.rate_per_s, low=0.0, high=MAX_RATE_PER_S)
-        check_int("workers", self.workers, low=1, high=MAX_WORKERS)
+        object.__setattr__(self, "workers", check_int("workers", self.workers, low=1, high=MAX_WORKERS))
         check_number("service_ms", self.service_ms, low=0.0, low_open=True, high=1e6)
         if not isinstance(self.ejection, bool):
             raise ValueError(f"ejection must be True or False, got {self.ejection!r}")
         check_probability("threshold", self.threshold)
         check_number("check_interval_ms", self.check_interval_ms, low=1.0, high=1e7)
-        check_int("min_calls", self.min_calls, low=1)
+        object.__setattr__(self, "min_calls", check_int("min_calls", self.min_calls, low=1))
         check_number("probe_interval_ms", self.probe_interval_ms, low=1.0, high=1e7)
         check_probability("panic_threshold", self.panic_threshold)
-        check_int("bad_server", self.bad_server, low=0, high=self.servers - 1)
-        check_int("datacentres", self.datacentres, low=1, high=self.servers)
+        object.__setattr__(self, "bad_server", check_int("bad_server", self.bad_server, low=0, high=self.servers - 1))
+        object.__setattr__(self, "datacentres", check_int("datacentres", self.datacentres, low=1, high=self.servers))
         if self.servers % self.datacentres:
             raise ValueError(f"servers must be a multiple of datacentres={self.datacentres}, got {self.servers}")
-        check_int("bad_datacentre", self.bad_datacentre, low=-1, high=self.datacentres - 1)
+        object.__setattr__(self, "bad_datacentre", check_int("bad_datacentre", self.bad_datacentre, low=-1, high=self.datacentres - 1))
         _check_window("bad_start_ms", self.bad_start_ms, "bad_end_ms", self.bad_end_ms)
         check_probability("bad_success", self.bad_success)
         check_number("error_ms", self.error_ms, low=0.0, low_open=True, high=1e6)
@@ -1472,7 +1472,7 @@ class PoolScenario:
 
     def __post_init__(self):
         check_number("rate_per_s", self.rate_per_s, low=0.0, high=MAX_RATE_PER_S)
-        check_int("workers", self.workers, low=1, high=MAX_WORKERS)
+        object.__setattr__(self, "workers", check_int("workers", self.workers, low=1, high=MAX_WORKERS))
         check_number("timeout_ms", self.timeout_ms, low=0.0, low_open=True, high=1e7)
         check_number("service_ms", self.service_ms, low=0.0, low_open=True, high=1e7)
         check_number("service_shape", self.service_shape, low=0.05, high=1000.0)
@@ -1481,10 +1481,10 @@ class PoolScenario:
         check_probability("slow_share", self.slow_share)
         check_number("slow_service_ms", self.slow_service_ms, low=0.0, low_open=True, high=1e7)
         check_number("slow_timeout_ms", self.slow_timeout_ms, low=0.0, low_open=True, high=1e7)
-        check_int("slow_workers", self.slow_workers, low=0, high=self.workers - 1)
+        object.__setattr__(self, "slow_workers", check_int("slow_workers", self.slow_workers, low=0, high=self.workers - 1))
         check_choice("io", self.io, IO_MODES)
         check_number("cpu_ms", self.cpu_ms, low=0.0, low_open=True, high=1e6)
-        check_int("max_inflight", self.max_inflight, low=1, high=10_000_000)
+        object.__setattr__(self, "max_inflight", check_int("max_inflight", self.max_inflight, low=1, high=10_000_000))
         check_number("user_timeout_ms", self.user_timeout_ms, low=0.0, low_open=True, allow_inf=True)
         _check_horizon(self)
 
@@ -2009,7 +2009,7 @@ class DeliveryScenario:
     window_ms: float = 10_000.0
 
     def __post_init__(self):
-        check_int("users", self.users, low=0, high=1_000_000)
+        object.__setattr__(self, "users", check_int("users", self.users, low=0, high=1_000_000))
         check_number("users_per_s", self.users_per_s, low=0.0, low_open=True, high=MAX_RATE_PER_S)
         check_number("timeout_ms", self.timeout_ms, low=0.0, low_open=True, high=1e7)
         check_number("slow_ms", self.slow_ms, low=0.0, low_open=True, high=1e7)
@@ -2028,13 +2028,13 @@ class DeliveryScenario:
                 "p_connect_fail + p_read_lost + p_read_delivered must be <= 1, got "
                 f"{total:g}"
             )
-        check_int("clicks", self.clicks, low=1, high=1000)
+        object.__setattr__(self, "clicks", check_int("clicks", self.clicks, low=1, high=1000))
         check_number("think_ms", self.think_ms, low=0.0, low_open=True, high=1e7)
         check_choice("protection", self.protection, PROTECTIONS)
-        check_int("read_cap", self.read_cap, low=1, high=1000)
+        object.__setattr__(self, "read_cap", check_int("read_cap", self.read_cap, low=1, high=1000))
         check_number("async_timeout_ms", self.async_timeout_ms, low=0.0, low_open=True, high=1e8)
         check_number("async_retry_ms", self.async_retry_ms, low=0.0, low_open=True, high=1e8)
-        check_int("async_max_attempts", self.async_max_attempts, low=1, high=10_000)
+        object.__setattr__(self, "async_max_attempts", check_int("async_max_attempts", self.async_max_attempts, low=1, high=10_000))
         if not isinstance(self.script, tuple):
             raise ValueError(f"script must be a tuple of outcomes, got {self.script!r}")
         for j, o in enumerate(self.script):
@@ -2438,7 +2438,7 @@ class ReportScenario:
 
     def __post_init__(self):
         check_number("rate_per_s", self.rate_per_s, low=0.0, high=MAX_RATE_PER_S)
-        check_int("workers", self.workers, low=1, high=MAX_WORKERS)
+        object.__setattr__(self, "workers", check_int("workers", self.workers, low=1, high=MAX_WORKERS))
         check_number("core_ms", self.core_ms, low=0.0, low_open=True, high=1e6)
         check_number("report_ms", self.report_ms, low=0.0, low_open=True, high=1e7)
         check_number("report_timeout_ms", self.report_timeout_ms, low=0.0, low_open=True, high=1e7)
@@ -2632,8 +2632,8 @@ class IsolationScenario:
         check_number("query_ms", self.query_ms, low=0.0, low_open=True, high=1e6)
         check_number("delivery_per_s", self.delivery_per_s, low=0.0, high=MAX_RATE_PER_S)
         check_number("delivery_ms", self.delivery_ms, low=0.0, low_open=True, high=1e6)
-        check_int("workers", self.workers, low=2, high=MAX_WORKERS)
-        check_int("query_workers", self.query_workers, low=1, high=self.workers - 1)
+        object.__setattr__(self, "workers", check_int("workers", self.workers, low=2, high=MAX_WORKERS))
+        object.__setattr__(self, "query_workers", check_int("query_workers", self.query_workers, low=1, high=self.workers - 1))
         if not isinstance(self.separated, bool):
             raise ValueError(f"separated must be True or False, got {self.separated!r}")
         check_number("patience_ms", self.patience_ms, low=0.0, low_open=True, high=1e7)
@@ -2852,8 +2852,8 @@ class GiftConfigScenario:
 
     def __post_init__(self):
         check_number("claims_per_s", self.claims_per_s, low=0.0, low_open=True, high=MAX_RATE_PER_S)
-        check_int("pool_gifts", self.pool_gifts, low=0, high=10_000_000)
-        check_int("daily_limit", self.daily_limit, low=0, high=10_000_000)
+        object.__setattr__(self, "pool_gifts", check_int("pool_gifts", self.pool_gifts, low=0, high=10_000_000))
+        object.__setattr__(self, "daily_limit", check_int("daily_limit", self.daily_limit, low=0, high=10_000_000))
         check_number("monitor_cycle_ms", self.monitor_cycle_ms, low=1.0, high=MAX_HORIZON_MS)
         check_probability("alarm_below", self.alarm_below)
         check_number("fix_ms", self.fix_ms, low=0.0, high=MAX_HORIZON_MS)

@@ -31,8 +31,6 @@ KNOWN = {
     "01.hot_row.group_commit:servers", "01.hot_row.group_commit:threads_per_server",
     "03.routing.transient:n_servers", "03.routing.transient:n_clients", "03.routing.transient:n_keys",
     "03.routing.lock:max_rows", "07.gateway_cascade:hosts", "07.gateway_cascade:steps",
-    "09.retry:attempts", "09.retry:clicks", "09.ejection:servers", "09.pool:workers",
-    "09.pool:slow_workers", "09.delivery:users", "09.delivery:clicks",
 }
 
 

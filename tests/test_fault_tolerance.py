@@ -754,3 +754,17 @@ def test_pool_conclusion_patience_range():
     assert not ft.pool_conclusion_holds(1000.0)
     with pytest.raises(ValueError, match="patience_ms"):
         ft.pool_conclusion_holds(0.0)
+
+
+@pytest.mark.parametrize(("preset", "name"), [
+    (ft.SEED_RETRY, "attempts"), (ft.SEED_RETRY, "clicks"), (ft.SEED_EJECTION, "servers"),
+    (ft.SEED_POOL, "workers"), (ft.SEED_POOL, "slow_workers"), (ft.SEED_DELIVERY, "users"),
+    (ft.SEED_DELIVERY, "clicks"),
+])
+def test_integral_float_for_an_int_field_becomes_the_int(preset, name):
+    """Issue #20: an integral float for an int field is stored as that int (no TypeError later)."""
+    value = getattr(preset, name)
+    sc = replace(preset, **{name: float(value)})
+    assert type(getattr(sc, name)) is int and getattr(sc, name) == value
+    with pytest.raises(ValueError, match=name):
+        replace(preset, **{name: value + 0.5})
