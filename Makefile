@@ -5,7 +5,7 @@ PY      = $(VENV)/bin/python
 STAMP   = $(VENV)/.installed-stamp
 NBVAL   = --nbval-lax --nbval-current-env --nbval-sanitize-with tests/nbval_sanitize.cfg
 
-.PHONY: lab test test-browser test-db db-lab verdicts unit nbval notebooks lint bench book clean
+.PHONY: lab test test-browser test-db db-lab stack-lab test-stack verdicts unit nbval notebooks lint bench book clean
 
 $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -35,6 +35,15 @@ test-db: $(STAMP)
 ## rewrite hotkeylab/data/db_lab_runs.csv and db_lab_trace.csv, which notebook 01b reads
 db-lab: $(STAMP)
 	$(PY) -m hotkeylab.db_lab
+
+## make stack-lab: measure 04b's four turns on a real stack (MariaDB + gRPC servers + load generator,
+## about 11 min) and rewrite hotkeylab/data/stack_lab_*.csv, which notebook 04b reads
+stack-lab: $(STAMP)
+	$(PY) -m hotkeylab.stack_lab
+
+## make test-stack: 04b's live tests (fail, not skip, without mariadbd), about 2.5 min
+test-stack: $(STAMP)
+	HOTKEYLAB_REQUIRE_DB=1 $(PY) -m pytest tests/test_stack_lab.py -v
 
 ## make verdicts: run every experiment notebooks 04/04a state a verdict for, over 20 seeds
 ## (about 8 min on 2 cores), and rewrite hotkeylab/data/verdicts_04.csv, which they read

@@ -1,0 +1,238 @@
+"""04b · The model beside each measured run, and the committed measurements.
+
+Start reading at :func:`compare_turn`. The model is notebook 04's engine (``simulate(…,
+engine="fast")``) on the scaled turn, fed the merged-commit times N_B and N_C measured on the stack
+just before the run (01b's rule: feed the model what was measured, not the nominal). For each turn
+it gives the model's verdict over :data:`SEEDS` seeds beside the measured run's verdict (04's
+``recovery`` applied to the measured timeline) and three times read the same way off both
+timelines (:func:`turn_times`):
+
+- ``cross_s``: from the second owner's arrival until the queue first holds more than M/N batches;
+- ``drain_s``: from the start of the degrade until the queue holds less than one batch;
+- ``recover_s``: from the isolation until the run recovers (04's definition).
+
+``write_runs`` / ``load_runs`` keep the measurements in ``hotkeylab/data/stack_lab_runs.csv`` (one
+row per measured run: its ledger, N_B, N_C) and ``stack_lab_timeline.csv`` (its windows).
+"""
+
+from __future__ import annotations
+
+import csv
+import math
+from dataclasses import dataclass, replace
+from pathlib import Path
+from types import SimpleNamespace
+
+import numpy as np
+
+from .. import capacity
+from ..metastable import Scenario, simulate
+from ..metastable.analysis import recovery
+from .ledger import WINDOW_KEYS, Ledger
+from .scenario import SCALE, TURNS, check_supported, scaled, turn_scenario
+
+__all__ = ["SEEDS", "TOLERANCE", "MeasuredRun", "model_scenario", "measured_verdict", "turn_times",
+           "compare_turn", "write_runs", "load_runs", "RUNS_CSV", "TIMELINE_CSV"]
+
+DATA_DIR = Path(__file__).resolve().parent.parent / "data"
+RUNS_CSV = DATA_DIR / "stack_lab_runs.csv"
+TIMELINE_CSV = DATA_DIR / "stack_lab_timeline.csv"
+#: seeds of the model per turn (a verdict is a count over at least 20)
+SEEDS = 20
+#: a measured time agrees with the model when it is within this share of the model's median, or
+#: inside the range the model's seeds span (ours: the stack is one run on a shared machine)
+TOLERANCE = 0.3
+_LEDGER_FIELDS = list(Ledger.__dataclass_fields__)
+
+
+@dataclass
+class MeasuredRun:
+    """One measured run as stored: the turn, its scaled scenario, windows, ledger and N_B / N_C."""
+
+    turn: str
+    repeat: int
+    scenario: Scenario
+    windows: dict
+    ledger: Ledger
+    batch_ms_b: float
+    batch_ms_c: float
+    wall_s: float
+    extra: dict
+
+
+def scenario_of(turn: str, horizon_ms: float, scale: float = SCALE) -> Scenario:
+    """The scaled scenario a stored run of ``turn`` with ``horizon_ms`` (stack clock) ran."""
+    sc = turn_scenario(turn)
+    return check_supported(scaled(replace(sc, horizon_ms=horizon_ms / scale), scale))
+
+
+def model_scenario(run) -> Scenario:
+    """The scenario the model runs beside ``run``: the stack's, with the measured N_B and N_C."""
+    return replace(run.scenario, batch_ms=float(run.batch_ms_b), cross_batch_ms=float(run.batch_ms_c))
+
+
+def measured_verdict(run) -> tuple[bool, float | None]:
+    """04's ``recovery`` (goodput ≥ 90% of offered in every 5-s block from some block on after the
+    trigger) applied to a measured timeline: ``(recovered, seconds from the isolation)``."""
+    shim = SimpleNamespace(truncated=False, scenario=run.scenario, windows=run.windows,
+                           status=SimpleNamespace(t_end_ms=run.scenario.horizon_ms))
+    return recovery(shim)
+
+
+def _first(t, cond, after: float) -> float:
+    idx = np.nonzero(cond & (t >= after))[0]
+    return float(t[idx[0]]) if len(idx) else math.nan
+
+
+def turn_times(sc: Scenario, windows: dict) -> dict:
+    """``cross_s``, ``drain_s`` read off a timeline (NaN where the event does not happen)."""
+    t = np.asarray(windows["t"]) + sc.window_ms / 2000.0  # window centres
+    q = np.asarray(windows["queue"])
+    crit = capacity.critical_queue_length(sc.timeout_ms, sc.batch_ms)
+    out = {"cross_s": math.nan, "drain_s": math.nan}
+    if sc.second_owner is not None:
+        start = sc.second_owner.start_ms / 1000.0
+        out["cross_s"] = _first(t, q > crit, start) - start
+    if sc.degrade is not None:
+        start = sc.degrade.start_ms / 1000.0
+        out["drain_s"] = _first(t, q < 1.0, start) - start
+    return out
+
+
+def compare_turn(run, seeds: int = SEEDS) -> dict:
+    """The measured run beside the model's ``seeds`` runs on the same (scaled, measured-N) scenario."""
+    sc = model_scenario(run)
+    models = [simulate(sc, engine="fast", seed=k) for k in range(seeds)]
+    rec, rec_s = measured_verdict(run)
+    mt = [turn_times(sc, m.windows) | {"recover_s": m.recovery_time_s} for m in models]
+    real = turn_times(run.scenario, run.windows) | {"recover_s": rec_s}
+    row = {"turn": run.turn, "real_recovered": rec, "model_recovered": sum(m.recovered for m in models),
+           "seeds": seeds, "real_served": run.ledger.served_users / max(1, run.ledger.users),
+           "model_served": float(np.median([m.summary["served_share"] for m in models])),
+           "real_wasted_share": run.ledger.wasted_share,
+           "model_wasted_share": float(np.median([m.summary["wasted_share"] for m in models])),
+           "real_max_queue": float(np.max(run.windows["queue"])),
+           "model_max_queue": float(np.median([np.max(m.windows["queue"]) for m in models]))}
+    for key in ("cross_s", "drain_s", "recover_s"):
+        vals = np.array([x[key] if x[key] is not None else math.nan for x in mt], dtype=float)
+        r = real[key] if real[key] is not None else math.nan
+        med = float(np.nanmedian(vals)) if np.isfinite(vals).any() else math.nan
+        lo = float(np.nanmin(vals)) if np.isfinite(vals).any() else math.nan
+        hi = float(np.nanmax(vals)) if np.isfinite(vals).any() else math.nan
+        row[f"real_{key}"], row[f"model_{key}"], row[f"model_{key}_range"] = r, med, (lo, hi)
+        if math.isnan(r) and math.isnan(med):
+            row[f"agree_{key}"] = None  # the event happens in neither
+        elif math.isnan(r) or math.isnan(med):
+            row[f"agree_{key}"] = False
+        else:
+            row[f"agree_{key}"] = bool(lo - 1e-9 <= r <= hi + 1e-9 or abs(r - med) <= TOLERANCE * max(med, 1.0))
+    row["agree_verdict"] = rec == (row["model_recovered"] * 2 > seeds)
+    row["model_unanimous"] = row["model_recovered"] in (0, seeds)
+    row["models"] = models
+    return row
+
+
+# --------------------------------------------------------------------------- files
+def _write(path: Path, machine: dict, names: list[str], rows: list[dict]) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with path.open("w", newline="") as fh:
+        for k, v in machine.items():
+            fh.write(f"# {k}: {v}\n")
+        wr = csv.DictWriter(fh, fieldnames=names, lineterminator="\n")
+        wr.writeheader()
+        for r in rows:
+            wr.writerow({k: (f"{v:.6g}" if isinstance(v, float) else v) for k, v in r.items()})
+    return path
+
+
+RUN_FIELDS = ["turn", "repeat", "scale", "horizon_ms", "batch_ms_b", "batch_ms_c", "compute_ms", "seed",
+              "wall_s", *_LEDGER_FIELDS]
+
+
+def write_runs(runs, machine: dict, runs_path: Path = RUNS_CSV, timeline_path: Path = TIMELINE_CSV):
+    """Write measured runs (orchestrate.Measured or MeasuredRun) to the two CSVs."""
+    scale = float(machine.get("scale", SCALE))
+    rows, lines = [], []
+    for r in runs:
+        rows.append({"turn": r.turn, "repeat": r.repeat, "scale": scale, "horizon_ms": r.scenario.horizon_ms,
+                     "batch_ms_b": r.batch_ms_b, "batch_ms_c": r.batch_ms_c,
+                     "compute_ms": r.extra.get("compute_ms", math.nan), "seed": r.extra.get("seed", 0),
+                     "wall_s": r.wall_s, **{k: getattr(r.ledger, k) for k in _LEDGER_FIELDS}})
+        for i in range(len(r.windows["t"])):
+            lines.append({"turn": r.turn, "repeat": r.repeat, **{k: float(r.windows[k][i]) for k in WINDOW_KEYS}})
+    _write(Path(runs_path), machine, RUN_FIELDS, rows)
+    _write(Path(timeline_path), machine, ["turn", "repeat", *WINDOW_KEYS], lines)
+    return runs_path, timeline_path
+
+
+def _read(path: Path) -> tuple[dict, list[dict]]:
+    path = Path(path)
+    if not path.exists():
+        raise FileNotFoundError(f"{path.name} not found: run `make stack-lab` (python -m hotkeylab.stack_lab)")
+    machine, body = {}, []
+    for line in path.read_text().splitlines():
+        if line.startswith("# "):
+            k, _, v = line[2:].partition(": ")
+            machine[k] = v
+        elif line.strip():
+            body.append(line)
+    return machine, list(csv.DictReader(body))
+
+
+def load_runs(runs_path: Path = RUNS_CSV, timeline_path: Path = TIMELINE_CSV) -> tuple[dict, list[MeasuredRun]]:
+    """``(machine, runs)`` from the committed CSVs, in the order of :data:`TURNS` (no database)."""
+    machine, rows = _read(runs_path)
+    _, lines = _read(timeline_path)
+    out = []
+    for r in rows:
+        turn, rep = r["turn"], int(r["repeat"])
+        if turn not in TURNS:
+            raise ValueError(f"{Path(runs_path).name}: unknown turn {turn!r}, expected one of {TURNS}")
+        mine = [x for x in lines if x["turn"] == turn and int(x["repeat"]) == rep]
+        windows = {k: np.array([float(x[k]) for x in mine]) for k in WINDOW_KEYS}
+        led = Ledger(**{k: int(r[k]) for k in _LEDGER_FIELDS})
+        sc = scenario_of(turn, float(r["horizon_ms"]), float(r["scale"]))
+        if len(windows["t"]) != int(math.ceil(sc.horizon_ms / sc.window_ms)):
+            raise ValueError(f"{Path(timeline_path).name}: turn {turn} repeat {rep} has {len(windows['t'])} "
+                             f"windows, its scenario needs {int(math.ceil(sc.horizon_ms / sc.window_ms))}")
+        out.append(MeasuredRun(turn, rep, sc, windows, led, float(r["batch_ms_b"]), float(r["batch_ms_c"]),
+                               float(r["wall_s"]), {"compute_ms": float(r["compute_ms"]), "seed": int(r["seed"])}))
+    out.sort(key=lambda m: (TURNS.index(m.turn), m.repeat))
+    return machine, out
+
+
+# --------------------------------------------------------------------------- closed forms for the departure
+def batch_demand(sc: Scenario, rate_per_s: float, servers: int = 1, c_share: float = 0.5) -> float:
+    """Merged batches/s the users make (``capacity.batcher_batch_rate``): with one batcher (04's
+    model) or, ``servers=2``, with B and C batching their own share of the users (the stack)."""
+    if servers == 1:
+        return capacity.batcher_batch_rate(rate_per_s, sc.batch_max_rows, sc.batch_max_wait_ms)
+    shares = (1.0 - c_share, c_share)
+    return sum(capacity.batcher_batch_rate(rate_per_s * s, sc.batch_max_rows, sc.batch_max_wait_ms)
+               for s in shares if s > 0)
+
+
+def growth_closed_form(run, servers: int, c_share: float = 0.5) -> float:
+    """Queue growth (batches/s) at the start of the trigger, before any retry: users' batch demand
+    at the peak minus what two owners taking turns commit, ``1000 / mean(N_B, N_C)``."""
+    sc = model_scenario(run)
+    lam = sc.user_rate_per_s * (sc.peak.factor if sc.peak is not None else 1.0)
+    mu = capacity.alternating_owners_tps([sc.batch_ms, sc.cross_batch_ms])
+    return batch_demand(sc, lam, servers, c_share) - mu
+
+
+def measured_growth(sc: Scenario, windows: dict, low: float = 1.0, high_share: float = 0.8) -> float:
+    """Queue growth (batches/s) read off a timeline: a straight line through the windows of the
+    second-owner phase whose queue lies between ``low`` and ``high_share`` of the phase's highest."""
+    t = np.asarray(windows["t"]) + sc.window_ms / 2000.0
+    q = np.asarray(windows["queue"])
+    if sc.second_owner is None:
+        return math.nan
+    inside = (t * 1000.0 >= sc.second_owner.start_ms) & (t * 1000.0 < sc.second_owner.end_ms)
+    if not inside.any():
+        return math.nan
+    top = q[inside].max()
+    keep = inside & (q >= low) & (q <= high_share * top)
+    if keep.sum() < 2:
+        return math.nan
+    return float(np.polyfit(t[keep], q[keep], 1)[0])
