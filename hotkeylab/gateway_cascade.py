@@ -969,11 +969,24 @@ def _installs(sc: Scenario, t_ms: float) -> float:
     return sc.installs_max / (1.0 + math.exp(min(700.0, -(t_ms - sc.ramp_mid_ms) / sc.ramp_scale_ms)))
 
 
-def simulate(scenario: Scenario = SEED_INCIDENT, seed: int = 0) -> Run:
+def _order_decided(fired: dict, names=SEED_ALARM_ORDER) -> bool:
+    """Is the order of the alarms ``names`` settled by what has ``fired`` so far: all of them
+    fired, or one fired before an alarm that precedes it in ``names``?"""
+    got = [n for n, _ in sorted(fired.items(), key=lambda kv: kv[1]) if n in names]
+    return len(got) == len(names) or got != list(names[: len(got)])
+
+
+def simulate(scenario: Scenario = SEED_INCIDENT, seed: int = 0, *, stop_when_order_decided: bool = False) -> Run:
     """Run ``scenario`` for ``scenario.steps`` steps with random stream ``seed``: Poisson arrivals
-    and the load balancer's host weights come from it; everything else is deterministic."""
+    and the load balancer's host weights come from it; everything else is deterministic.
+
+    ``stop_when_order_decided``: end the run early once the order of :data:`SEED_ALARM_ORDER` can no
+    longer change (all seven fired, or one fired out of place). The steps run are the same as in
+    the full run, so :meth:`Run.alarm_order` is the same; the windows are shorter. For sweeps."""
     if not isinstance(scenario, Scenario):
         raise ValueError(f"scenario must be a Scenario, got {type(scenario).__name__}")
+    if not isinstance(stop_when_order_decided, bool):
+        raise ValueError(f"stop_when_order_decided must be True or False, got {stop_when_order_decided!r}")
     sc = scenario
     rng = make_rng(check_seed(seed))
     dt, dt_s, n_hosts = sc.step_ms, sc.step_ms / 1000.0, sc.hosts
@@ -997,7 +1010,7 @@ def simulate(scenario: Scenario = SEED_INCIDENT, seed: int = 0) -> Run:
     alarms = _Alarms()
     led = Ledger()
     jmq_backlog = 0.0
-    events: dict = {"dba_scaleup_ms": None, "block_at_ms": None}
+    events: dict = {"dba_scaleup_ms": None, "block_at_ms": None, "stopped_at_ms": None}
     rows: list = []  # one tuple per step, in _SERIES order
     reads = sc.check_reads_per_call
     cap_h = sc.host_capacity_per_s
@@ -1009,6 +1022,7 @@ def simulate(scenario: Scenario = SEED_INCIDENT, seed: int = 0) -> Run:
     no_fix = Fixes()
 
     flow_rows: list = []  # per step: (in, out, dropped, stored) of each node in _NODES order
+    n_fired = 0  # alarms fired so far (to test whether the order is decided only when it changes)
 
     for k in range(sc.steps):
         t = k * dt
@@ -1193,6 +1207,7 @@ def simulate(scenario: Scenario = SEED_INCIDENT, seed: int = 0) -> Run:
         a.update("full_scan", scans > 0, t_end, dt, 0.0)
         a.update("mysql_cpu", db_util >= _SEED_DB_CPU, t_end, dt, hold_a)
         a.update("mysql_down", db_ok < 0.5, t_end, dt, hold_a)
+        n_fired_now = len(a.fired)
 
         rows.append((
             t / 1000.0, _installs(sc, t), active, arrivals, admitted, rejected, processed, served,
@@ -1204,6 +1219,10 @@ def simulate(scenario: Scenario = SEED_INCIDENT, seed: int = 0) -> Run:
             sent / dt_s, jmq_backlog, indexed, db_ok, float(running.count.sum()), float(held.max()),
             logs_dropped,
         ))  # fmt: skip
+        if stop_when_order_decided and n_fired_now != n_fired and _order_decided(a.fired):
+            events["stopped_at_ms"] = t_end
+            break
+        n_fired = n_fired_now
 
     led.in_system = q_len
     table = np.array(rows, dtype=float).reshape(len(rows), len(_SERIES))
@@ -1301,7 +1320,9 @@ def alarm_order_map(
     dba_reaction_ms=(2 * MIN_MS, 5 * MIN_MS, 10 * MIN_MS, 20 * MIN_MS), seeds=range(20),
 ) -> OrderMap:
     """Run ``scenario`` over a grid of JVM heap sizes × the DBA's reaction time, each cell over
-    ``seeds``, and count the runs whose alarms come in the seed's order (:data:`SEED_ALARM_ORDER`)."""
+    ``seeds``, and count the runs whose alarms come in the seed's order (:data:`SEED_ALARM_ORDER`)
+    within ``scenario``'s horizon. Each run stops once its order is decided (same order as the full
+    run, see :func:`simulate`)."""
     heaps = tuple(check_number("heap_mb", h, low=scenario.live_mb, low_open=True, high=1e7) for h in heap_mb)
     dbas = tuple(check_number("dba_reaction_ms", d, low=0.0, high=1e9) for d in dba_reaction_ms)
     seeds = [check_seed(s_) for s_ in seeds]
@@ -1313,7 +1334,7 @@ def alarm_order_map(
         for j, d in enumerate(dbas):
             sc = replace(scenario, heap_mb=hm, dba_reaction_ms=d)
             for k, sd in enumerate(seeds):
-                order = simulate(sc, sd).alarm_order()
+                order = simulate(sc, sd, stop_when_order_decided=True).alarm_order()
                 counts[i, j] += order == list(SEED_ALARM_ORDER)
                 if k == 0:
                     wrong[i, j] = _first_wrong(order)
@@ -1321,8 +1342,9 @@ def alarm_order_map(
 
 
 def plot_order_map(m: OrderMap, mark=None, ax=None):
-    """The :class:`OrderMap` as a grid: each cell the count of seeds in the seed's order (green =
-    all, red = none); ``mark`` = (heap_mb, dba_reaction_ms) of the preset, outlined."""
+    """The :class:`OrderMap` as a grid: each cell the count of runs (random seeds) in the seed's
+    order (green = all, red = none), and where run 0 departs, its first alarm out of place;
+    ``mark`` = (heap_mb, dba_reaction_ms) of the preset, outlined."""
     import matplotlib as mpl
 
     if ax is None:
@@ -1335,7 +1357,7 @@ def plot_order_map(m: OrderMap, mark=None, ax=None):
         for j in range(share.shape[1]):
             txt = f"{m.counts[i, j]}/{m.n_seeds}"
             if m.first_wrong[i, j]:
-                txt += f"\n(seed 0: {short.get(m.first_wrong[i, j], m.first_wrong[i, j])})"
+                txt += f"\n(run 0: {short.get(m.first_wrong[i, j], m.first_wrong[i, j])})"
             ax.text(j, i, txt, ha="center", va="center", fontsize=8)
     ax.set_xticks(range(len(m.dba_reaction_ms)), [f"{d / MIN_MS:.0f}" for d in m.dba_reaction_ms])
     ax.set_yticks(range(len(m.heap_mb)), [f"{h / 1024:.1f}" for h in m.heap_mb])
@@ -1585,8 +1607,9 @@ def plot_graph_moments(run: Run, moments: list, *, graph: Graph = GATEWAY_GRAPH)
     fig.subplots_adjust(left=0.01, right=0.99, top=0.99, bottom=0.45 / (2.75 * n + 0.5) + 0.04, hspace=0.05)
     cax = fig.add_axes((0.3, 0.025, 0.4, 0.012))
     sm = mpl.cm.ScalarMappable(norm=mpl.colors.Normalize(0.0, _UTIL_MAX), cmap=_UTIL_CMAP)
-    cb = fig.colorbar(sm, cax=cax, orientation="horizontal")
-    cb.set_label("utilisation (offered / capacity)", fontsize=8)
+    cb = fig.colorbar(sm, cax=cax, orientation="horizontal", extend="max")
+    cb.set_label(f"utilisation (offered / capacity); at {_UTIL_MAX:g} and above all the same red: read the number",
+                 fontsize=8)
     cb.ax.tick_params(labelsize=7)
     return fig
 
@@ -1639,7 +1662,7 @@ def plot_timelines(run: Run, *, alarms: bool = True):
     a.plot(t, w["gateway_cpu"] * 100, color=COLORS["offered"], lw=2, label="cpu, mean of live hosts")
     a.plot(t, w["gateway_cpu_max"] * 100, color=COLORS["offered"], lw=0.8, alpha=0.6, label="cpu, hottest host")
     a.plot(t, w["gc_share"] * 100, color=COLORS["wasted"], lw=1.5, label="young gc share of cpu")
-    a.plot(t, w["hosts_up"] / sc.hosts * 100, color=COLORS["capacity"], lw=1.5, label="hosts up")
+    a.plot(t, w["hosts_up"] / sc.hosts * 100, color=COLORS["capacity"], lw=1.5, label=f"hosts up (% of {sc.hosts})")
     a.plot(t, w["heap_used"] * 100, color=COLORS["queue"], lw=1.5, ls="--", label="heap used, fullest host")
     decorate(a, ylabel="gateway (%)", ylim=(0, 135))
     a.set_yticks([0, 25, 50, 75, 100])
@@ -1662,9 +1685,18 @@ def plot_timelines(run: Run, *, alarms: bool = True):
     a = ax[4]
     a.plot(t, w["pending"] / 1e6, color=COLORS["queue"], lw=2, label="pending in gateway heaps")
     a.plot(t, w["jmq_backlog"] / 1e6, color=COLORS["queue"], lw=1.5, ls="--", label="jmq backlog (not in es)")
-    a.plot(t, w["scans_running"] / 1e3, color=COLORS["timeouts"], lw=1.5, ls=":",
-           label="full scans mysql is running (thousand)")
-    decorate(a, xlabel="time (min)", ylabel="logs (M) · scans (k)", ylim=(0, None))
+    bound = sc.log_buffer_mb * 1024.0 / sc.log_kb * sc.hosts / 1e6 if sc.log_kb > 0 else math.inf
+    if math.isfinite(bound):
+        a.axhline(bound, color=COLORS["queue"], lw=0.8, ls="-.", label="all log queues full")
+    decorate(a, xlabel="time (min)", ylabel="call logs (million)", ylim=(0, None))
+    a.legend(loc="upper left", fontsize=7)
+    a2 = a.twinx()
+    a2.plot(t, w["scans_running"] / 1e3, color=COLORS["timeouts"], lw=1.5, ls=":")
+    a2.set_ylabel("full scans mysql runs (thousand)", color=COLORS["timeouts"], fontsize=8)
+    a2.tick_params(axis="y", colors=COLORS["timeouts"], labelsize=8)
+    a2.set_ylim(0, None)
+    a2.grid(False)
+    a2.spines["right"].set_visible(True)
     for a in ax:
         a.set_xlim(t[0], t[-1])
     if alarms:
@@ -1722,7 +1754,7 @@ def plot_fixes(comparison: FixComparison):
         a1.barh(y, shares[:, j], left=left, color=color, height=0.6, label=key)
         left += shares[:, j]
     for i, s_ in enumerate(shares[:, 0]):
-        a1.text(2, i, f"{s_:.0f}", va="center", fontsize=8, color="white", fontweight="bold")
+        a1.text(2, i, f"{s_:.1f}", va="center", fontsize=8, color="white", fontweight="bold")
     a1.set_ylim(len(rows) - 0.5, -0.5)
     a1.set_yticks([])
     a1.set_xlim(0, 100)
@@ -1754,12 +1786,12 @@ def plot_compact(run: Run, ax=None):
     a.legend(loc="upper left", fontsize=8)
     a = ax[1]
     a.plot(t, w["gateway_cpu_max"] * 100, color="#000000", lw=1.5, label="cpu, hottest host")
-    a.plot(t, w["hosts_up"] / sc.hosts * 100, color="#7f7f7f", lw=1.5, ls="--", label="hosts up")
+    a.plot(t, w["hosts_up"] / sc.hosts * 100, color="#7f7f7f", lw=1.5, ls="--", label=f"hosts up (% of {sc.hosts})")
     decorate(a, ylabel="gateway (%)", ylim=(0, 105))
     a.legend(loc="lower left", fontsize=8)
     a = ax[2]
     a.plot(t, np.minimum(w["jimdb_util"], 3), color="#000000", lw=1.5, label="jimdb hot shard")
-    a.plot(t, np.minimum(w["mysql_util"], 3), color="#000000", lw=1.2, ls="--", label="mysql")
+    a.plot(t, np.minimum(w["mysql_util"], 3), color="#000000", lw=1.2, ls="--", label="mysql (clipped at 3)")
     a.plot(t, np.minimum(w["jmq_util"], 3), color="#7f7f7f", lw=1.5, ls=":", label="jmq")
     a.axhline(1.0, color=COLORS["capacity"], lw=1, ls="-", alpha=0.5)
     decorate(a, xlabel="time (min)", ylabel="offered / capacity (≤ 3)", ylim=(0, 3.7))

@@ -477,12 +477,26 @@ def test_widget_driven_kernel_side():
 def test_exercises_accept_the_answer_and_reject_others():
     ok = {
         "07.clients_2s": gw.clients_for_calls_per_min(1_900_000, 2_000),
-        "07.shard_ops_local_cache": SC.peak_calls_per_s * (2 * 0.1 + 2),
+        "07.shard_ops_local_cache": SC.peak_calls_per_s * (2 * 0.2 + 2),
         "07.singleflight_rate": 1_500 / (1 + 1_500 * 0.002),
-        "07.hours_to_backlog": 800e6 / (15_000 - 2_000) / 3600,
+        "07.hours_to_backlog": 800e6 / (15_000 - 5_000) / 3600,
         "07.slowest_poll": SC.installs_max / (80_000 / 2.2 - SC.baseline_per_s),
     }
     for eid, value in ok.items():
         assert exercises.check(eid, value).ok, eid
         assert not exercises.check(eid, value * 1.5).ok, eid
         assert not exercises.check(eid, "many").ok, eid
+
+
+def test_early_stop_keeps_the_alarm_order_and_singleflight_needs_the_queue_term():
+    full = gw.simulate(SC, seed=1)
+    short = gw.simulate(SC, seed=1, stop_when_order_decided=True)
+    assert short.alarm_order() == full.alarm_order()
+    assert len(short.windows["t"]) <= len(full.windows["t"])
+    lam = SC.peak_calls_per_s / SC.hosts
+    callers = SC.hosts * SC.check_reads_per_call
+    b = SC.peak_calls_per_s * SC.monitor_writes_per_call / SC.shard_ops_per_s
+    a = callers * lam / SC.shard_ops_per_s
+    assert b + a / (1 + lam * SC.jimdb_net_ms / 1000) > 1  # the round trip alone: overloaded
+    u = gw.coalesced_utilisation(lam, callers, SC.jimdb_net_ms, SC.shard_ops_per_s, b * SC.shard_ops_per_s)
+    assert b < u < 1  # the queue term brings it just under capacity

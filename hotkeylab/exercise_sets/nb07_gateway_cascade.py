@@ -10,6 +10,9 @@ from ..exercises import close_to, exercise
 _SC = gw.SEED_INCIDENT
 SEED_CALLS_PER_MIN = 1_900_000.0  # "统计网关调用量峰值 190w+/min"
 SEED_BACKLOG = 800_000_000.0  # "网关日志 JMQ 积压 8亿+"
+EX2_HIT = 0.8  # exercise 2's local cache (the notebook prints 0, 0.5 and 0.9, not this)
+EX4_ES_PER_S = 5_000.0  # exercise 4: a faster Elasticsearch than the preset's 2,000/s
+EX6_NET_MS = 2.0  # exercise 6: a jimdb round trip twice the preset's 1 ms
 
 
 @exercise("07.clients_2s")
@@ -26,11 +29,11 @@ def _clients_2s(answer):
 
 @exercise("07.shard_ops_local_cache")
 def _shard_ops_local_cache(answer):
-    """Ops/s on the hot shard at the plateau with a local cache of hit ratio 0.9 in front of the
+    """Ops/s on the hot shard at the plateau with a local cache of hit ratio 0.8 in front of the
     checks' reads, monitoring still writing to the same shard."""
     return close_to(
         answer,
-        gw.shard_load_per_s(_SC.peak_calls_per_s, _SC.check_reads_per_call, _SC.monitor_writes_per_call, 0.9),
+        gw.shard_load_per_s(_SC.peak_calls_per_s, _SC.check_reads_per_call, _SC.monitor_writes_per_call, EX2_HIT),
         rel=0.01,
         unit="ops/s",
         hint="A local cache absorbs reads only: λ × (reads × (1 − h) + writes).",
@@ -52,11 +55,11 @@ def _singleflight_rate(answer):
 
 @exercise("07.hours_to_backlog")
 def _hours_to_backlog(answer):
-    """JMQ receives 15,000 logs/s and Elasticsearch indexes 2,000/s: hours until the backlog is
-    the seed's 800 million."""
+    """JMQ receives 15,000 logs/s and a faster Elasticsearch indexes 5,000/s: hours until the
+    backlog is the seed's 800 million."""
     return close_to(
         answer,
-        gw.hours_to_backlog(SEED_BACKLOG, _SC.jmq_msgs_per_s, _SC.es_docs_per_s),
+        gw.hours_to_backlog(SEED_BACKLOG, _SC.jmq_msgs_per_s, EX4_ES_PER_S),
         rel=0.02,
         unit="h",
         hint="The backlog grows at (in − out) per second; divide and convert seconds to hours.",
@@ -82,26 +85,28 @@ def _slowest_poll(answer):
 
 @exercise("07.singleflight_latency")
 def _singleflight_latency(answer):
-    """Singleflight on every host at the plateau (monitoring still on the shard): the mean latency
-    (ms) of one jimdb read, 1 ms of network plus the shard's M/M/1 time at its fixed point."""
+    """Singleflight on every host at the plateau (monitoring still on the shard), but a jimdb round
+    trip of 2 ms instead of 1: the mean latency (ms) of one jimdb read, 2 ms of network plus the
+    shard's M/M/1 time at its fixed point."""
     lam = _SC.peak_calls_per_s / _SC.hosts
     callers = _SC.hosts * _SC.check_reads_per_call
-    u = gw.coalesced_utilisation(lam, callers, _SC.jimdb_net_ms, _SC.shard_ops_per_s,
+    u = gw.coalesced_utilisation(lam, callers, EX6_NET_MS, _SC.shard_ops_per_s,
                                  _SC.peak_calls_per_s * _SC.monitor_writes_per_call)
     return close_to(
         answer,
-        gw.mm1_latency_ms(_SC.jimdb_net_ms, _SC.shard_ops_per_s, u, math.inf),
+        gw.mm1_latency_ms(EX6_NET_MS, _SC.shard_ops_per_s, u, math.inf),
         rel=0.02,
         unit="ms",
-        hint="The shard serves one op in 1/C = 12.5 µs; in an M/M/1 queue an op spends (1/C)/(1 − u) "
-        "there, and the 1 ms round trip comes on top. Take u from coalesced_utilisation.",
+        hint="The longer round trip coalesces more, so the fixed point moves: recompute u with "
+        "coalesced_utilisation(network_ms=2). The shard serves one op in 1/C = 12.5 µs and an op "
+        "spends (1/C)/(1 − u) queued there; the 2 ms round trip comes on top.",
     )
 
 
 @exercise("07.scans_to_oom")
 def _scans_to_oom(answer):
-    """A host's log buffer is full. How many running full scans (each streaming its rows into the
-    heap) does it take, when each scan is done, to fill the rest of the heap?"""
+    """A host's log queue is full. How many finished 5-MB result sets of full scans (a fraction is
+    fine) fill the rest of its heap?"""
     free_mb = _SC.heap_mb - _SC.live_mb - _SC.log_buffer_mb
     return close_to(
         answer,
