@@ -291,10 +291,8 @@ def test_chunked_path_equals_the_event_loop_on_random_scenarios(params, seed, ca
 @pytest.mark.parametrize(
     "change",
     [
-        {"restart_at_ms": 20_000.0},
         {"codel": CoDel()},
         {"discipline": "adaptive_lifo"},
-        {"deadline_drop": True},
         {"client_throttle": AdaptiveThrottle()},
         {"retry": replace(SEED_RETRY, budget=GrpcThrottle())},
         {"timeout_ms": 25.0},  # M − T below the shortest chunk

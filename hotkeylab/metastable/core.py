@@ -232,6 +232,8 @@ class State:
         pol = sc.retry
         self._M = sc.timeout_ms
         self._thr = sc.client_throttle
+        self._thr_w = self._thr.window_ms if self._thr is not None else 0.0
+        self._thr_k = self._thr.k if self._thr is not None else 0.0
         self._budget = budget
         self._max_att = pol.max_attempts
         self._suppress = sc.suppress_retries
@@ -240,19 +242,37 @@ class State:
         self._min_delay, self._patience = pol.min_delay_ms, pol.patience_ms
         self._stretch = sc.stretch_retries
         self._u_retry: list | None = None  # stream 0 as a flat list, made on the first retry
+        self._u_thr: list | None = None  # stream 1 (the client throttle), likewise
+        self._h_seed = _splitmix(seed)
+        self._h_req: dict = {}
 
     # ------------------------------------------------------------------ randomness
     def uniform(self, i: int, k: int, stream: int) -> float:
         if k < _K_PRE:
             return float(self._u[stream, i, k])
-        return hashed_uniform(self.seed, i, k, stream)
+        return self._hashed(i, k, stream)
+
+    def _hashed(self, i: int, k: int, stream: int) -> float:
+        """:func:`hashed_uniform`, with the request's part of the hash (two of its three
+        splitmix rounds) kept per request: a throttled request retries dozens of times."""
+        h = self._h_req.get(i)
+        if h is None:
+            h = self._h_req[i] = _splitmix(self._h_seed ^ i)
+        return (_splitmix(h ^ (k * 8 + stream)) >> 11) * (1.0 / (1 << 53))
 
     def _retry_uniform(self, i: int, k: int) -> float:
         if k < _K_PRE:
             if self._u_retry is None:
                 self._u_retry = self._u[0].ravel().tolist()
             return self._u_retry[i * _K_PRE + k]
-        return hashed_uniform(self.seed, i, k, 0)
+        return self._hashed(i, k, 0)
+
+    def _throttle_uniform(self, i: int, k: int) -> float:
+        if k < _K_PRE:
+            if self._u_thr is None:
+                self._u_thr = self._u[1].ravel().tolist()
+            return self._u_thr[i * _K_PRE + k]
+        return self._hashed(i, k, 1)
 
     # ------------------------------------------------------------------ clients
     def arrive(self, i: int, t: float) -> None:
@@ -277,15 +297,16 @@ class State:
             self._firsts.append(t)
         thr = self._thr
         if thr is not None:
-            self._thr_req.append(t)
-            lo = t - thr.window_ms
-            while self._thr_req and self._thr_req[0] < lo:
-                self._thr_req.popleft()
-            while self._thr_acc and self._thr_acc[0] < lo:
-                self._thr_acc.popleft()
-            req, acc = len(self._thr_req), len(self._thr_acc)
-            p = max(0.0, (req - thr.k * acc) / (req + 1.0))
-            if p > 0 and self.uniform(i, k, 1) < p:
+            rq, ac = self._thr_req, self._thr_acc
+            rq.append(t)
+            lo = t - self._thr_w
+            while rq[0] < lo:  # (t itself is in it)
+                rq.popleft()
+            while ac and ac[0] < lo:
+                ac.popleft()
+            req = len(rq)
+            p = max(0.0, (req - self._thr_k * len(ac)) / (req + 1.0))
+            if p > 0 and self._throttle_uniform(i, k) < p:
                 self.throttled += 1
                 self._reject(a, t)
                 return None

@@ -66,10 +66,8 @@ def eligible(sc: Scenario) -> bool:
     return (
         sc.discipline == "fifo"
         and sc.codel is None
-        and not sc.deadline_drop
         and sc.retry.budget is None
         and sc.client_throttle is None
-        and sc.restart_at_ms is None
         and sc.batcher == "timer"
         and not (sc.owner_queues and sc.second_owner is not None)
         and sc.stretch_retries is None
@@ -125,6 +123,31 @@ class _Retry:
             k = len(tab)
             tab.append(float(min(cap, _grown(base, mult, k - 1))) if k >= 1 else 0.0)
         return np.asarray(tab)[kk]
+
+    def fast_one(self):
+        """:meth:`one`, specialised for a fixed backoff with full jitter and no suppression (the
+        seed's policy and the widget's): the same float operations, fewer lookups. A stuck run
+        at a queue bound refuses ~1,000 rows/s, each through this function."""
+        if self.jitter != "full" or self.mult != 1 or self.sup is not None:
+            return self.one
+        if self._u is None:
+            self.uniforms(np.zeros((6, 1)))  # draws stream 0
+        ul = self._u.tolist()
+        max_att, d0, md, pat, fin, seed = (self.max_att, self._d0, self.min_delay, self.patience,
+                                           self.finite_patience, self.seed)
+
+        def one(t, req, before, prevd, first):
+            if before + 1.0 >= max_att:
+                return None
+            i, k = int(req), int(before) + 1
+            d = (ul[i * _K_PRE + k] if k < _K_PRE else hashed_uniform(seed, i, k, 0)) * d0
+            if d < md:
+                d = md
+            if fin and t + d - first > pat:
+                return None
+            return d
+
+        return one
 
     def one(self, t: float, req: float, before: float, prevd: float, first: float) -> float | None:
         """:meth:`__call__` for one attempt, in plain floats (the same operations in the same
@@ -267,6 +290,7 @@ def run_chunked(sc: Scenario, seed: int) -> Run | None:
     n_in = int(np.searchsorted(arr, H, "right"))  # arrivals the run reaches
     arr_l = arr[:n_in].tolist()
     retry = _Retry(sc, seed, n)
+    one = None  # retry.one for refused rows, made at the first refusal
     so, sd = sc.second_owner, sc.slow_db
     so_a, so_b = (so.start_ms, so.end_ms) if so is not None else (math.inf, math.inf)
     sd_a, sd_b, sd_f = (sd.start_ms, sd.end_ms, sd.factor) if sd is not None else (math.inf, math.inf, 1.0)
@@ -285,7 +309,16 @@ def run_chunked(sc: Scenario, seed: int) -> Run | None:
     pool = users[:, :0]  # sends known and not yet made: retries, and sends after a refusal
     r_send, r_to, r_gave, r_served = [], [], [], []  # event times, chunk by chunk (each sorted)
     r_key: list = []  # the sends' failure keys
-    b_close, b_start, b_done, b_size = [], [], [], []  # per batch
+    b_close, b_start = [], []  # per batch accepted into the queue: its close and its take
+    x_start, x_end = [], []  # per batch the thread took: start, and when it was free again
+    b_done, b_size = [], []  # per batch committed: end, rows
+    drop = sc.deadline_drop
+    # the restart (at most one, if it falls in the run): ``rs``, ``inf`` once it has happened
+    rs = sc.restart_at_ms if sc.restart_at_ms is not None and sc.restart_at_ms <= H else math.inf
+    rs0 = rs
+    restart_lost = n_restart = 0
+    per_att = drop or not math.isinf(rs)  # some accepted rows are not answered by their batch's commit
+    drop_t, drop_n = [], []  # deadline drop: when the thread skipped rows, and how many
     n_sent = n_to = n_timers = n_rej = n_done = 0
     lim = sc.queue_limit
     waiting: deque = deque()  # start times of the accepted batches not started yet (queue limit)
@@ -321,11 +354,19 @@ def run_chunked(sc: Scenario, seed: int) -> Run | None:
         rej_t, gave_rej_t, later = [], [], []  # refusal times, give-ups, retries due after ``end``
         p = 0
         nb0 = len(b_done)
+        att_done = []  # deadline drop: each accepted row's commit end (inf if dropped)
         while p < N:
             o = sl[p]
+            if o >= rs:  # the restart comes before this batch opens: nothing is open at rs
+                if o == rs or prev_done == rs:
+                    return None  # a send or a commit on the restart's instant
+                prev_done, rs = rs, math.inf  # the thread is free from rs on, the queue empty
+                waiting.clear()
+                n_restart = 1
             t_timer = o + T
             f = p + K - 1
-            if f < N and sl[f] <= t_timer:  # K sends by the timer: full
+            full = f < N and sl[f] <= t_timer  # K sends by the timer
+            if full:
                 e = p + K
                 close = sl[f]
                 if close == t_timer and f > p:
@@ -333,6 +374,22 @@ def run_chunked(sc: Scenario, seed: int) -> Run | None:
             else:
                 e = bisect_right(sl, t_timer, p, f if f < N else N)
                 close = t_timer
+            if close >= rs and rs < end:  # the batch is open at the restart (every send before it is known)
+                if close == rs or prev_done == rs:
+                    return None
+                e = bisect_left(sl, rs, p, e)
+                if e < N and sl[e] == rs:
+                    return None  # a send on the restart's instant
+                if t_timer <= H:
+                    n_timers += 1  # its timer still fires, for a batch that is gone
+                restart_lost += e - p
+                att_done.extend([math.inf] * (e - p))
+                p = e
+                prev_done, rs = rs, math.inf
+                waiting.clear()
+                n_restart = 1
+                continue
+            if not full:
                 if (close > H) if last else (close >= end):
                     break  # still open: later sends may join it
                 if sl[e - 1] == close and e - 1 > p:
@@ -358,7 +415,8 @@ def run_chunked(sc: Scenario, seed: int) -> Run | None:
                     cols = ix[p:e]
                     p = e
                     a0, a1, a2, a3, a4, a5 = Ap
-                    one = retry.one
+                    if one is None:
+                        one = retry.fast_one()
                     for col in cols:
                         req, before, first = a1[col], a2[col], a4[col]
                         d = one(close, req, before, a3[col], first)
@@ -386,16 +444,56 @@ def run_chunked(sc: Scenario, seed: int) -> Run | None:
             svc = x_ms if so_a <= start < so_b and turn & 1 else n_ms
             if sd_a <= start < sd_b:
                 svc *= sd_f
-            prev_done = start + svc
-            if prev_done <= H:
-                n_done += 1
-            turn += 1
             b_close.append(close)
-            b_start.append(start)
-            b_done.append(prev_done)
-            b_size.append(e - p)
             if lim is not None:
                 waiting.append(start)
+            if start >= rs:  # still waiting in the queue at the restart: lost there
+                if start == rs:
+                    return None
+                b_start.append(rs)  # it leaves the queue at rs
+                restart_lost += e - p
+                att_done.extend([math.inf] * (e - p))
+                prev_done = start + svc  # (later batches closed before rs wait behind it)
+                p = e
+                continue
+            b_start.append(start)
+            if drop:
+                # State.take_batch: the thread skips the rows it cannot answer before their
+                # deadline (``start + svc <= s + M`` keeps one). Sends are in time order, so the
+                # kept rows are a suffix of the batch; a batch with none is skipped at ``start``
+                # and the thread, still free, takes the next one.
+                done = start + svc
+                j = p
+                while j < e and done > sl[j] + M:
+                    j += 1
+                if j > p and start <= H:
+                    drop_t.append(start)
+                    drop_n.append(j - p)
+                if j == e:
+                    att_done.extend([math.inf] * (e - p))
+                    p = e
+                    continue
+            else:
+                j = p
+            prev_done = start + svc
+            if prev_done <= H:
+                n_done += 1  # the commit's event (also for one the restart cuts short)
+            turn += 1
+            x_start.append(start)
+            if prev_done >= rs:  # in service at the restart: lost, the thread free at rs
+                if prev_done == rs:
+                    return None
+                x_end.append(rs)
+                restart_lost += e - j
+                att_done.extend([math.inf] * (e - p))
+                p = e
+                continue
+            x_end.append(prev_done)
+            b_done.append(prev_done)
+            b_size.append(e - j)
+            if per_att:
+                att_done.extend([math.inf] * (j - p))
+                att_done.extend([prev_done] * (e - j))
             p = e
         held_o = sl[p] if p < N else 0.0
         if ix is not None:
@@ -410,7 +508,10 @@ def run_chunked(sc: Scenario, seed: int) -> Run | None:
         r_key.append(A[5, nh:].copy())
 
         if p:
-            d_att = np.array(b_done[nb0:]).repeat(b_size[nb0:])  # each attempt's commit end
+            if per_att:
+                d_att = np.array(att_done)
+            else:
+                d_att = np.array(b_done[nb0:]).repeat(b_size[nb0:])  # each attempt's commit end
             R = A[:, :p]
             if refused:  # the accepted batches' columns only
                 keep = np.ones(p, dtype=bool)
@@ -422,7 +523,7 @@ def run_chunked(sc: Scenario, seed: int) -> Run | None:
             elif finite:
                 dl = R[0] + M
                 ok = d_att <= dl
-                if prev_done > H:  # some commits end after the horizon: not answered in the run
+                if prev_done > H or per_att:  # commits after the horizon (or dropped rows): not answered in the run
                     served = ok & (d_att <= H)
                     timed = ~ok & (dl <= H)
                 else:
@@ -456,12 +557,18 @@ def run_chunked(sc: Scenario, seed: int) -> Run | None:
         key = np.concatenate(r_key)
         if not (key[1:][tie] == key[:-1][tie]).all():
             return None  # their order is the event loop's to decide
+    if not math.isinf(rs0):
+        if (sends == rs0).any():
+            return None  # a send on the restart's instant (also one after the last batch)
+        n_restart = 1  # it happens at rs0 whether or not a batch opened after it
+        drop_t.append(rs0)
+        drop_n.append(restart_lost)
     done = np.asarray(b_done)
-    events = n_sent + n_timers + n_done + n_to
+    events = n_sent + n_timers + n_done + n_to + n_restart
     if events > cap:
         return None
     return _finish(sc, seed, arr[:n_in], shed, sends, r_to, r_gave, r_served, b_close, b_start, done,
-                   b_size, events, r_rej, r_gave_rej)
+                   b_size, events, r_rej, r_gave_rej, x_start, x_end, drop_t, drop_n, restart_lost)
 
 
 def _counts(t: np.ndarray, w: float, n: int) -> np.ndarray:
@@ -483,7 +590,7 @@ def _counts(t: np.ndarray, w: float, n: int) -> np.ndarray:
 
 
 def _finish(sc, seed, offered, shed, sends, r_to, r_gave, r_served, b_close, b_start, done, b_size,
-            events, r_rej, r_gave_rej) -> Run:
+            events, r_rej, r_gave_rej, x_start, x_end, drop_t, drop_n, restart_lost) -> Run:
     """The :class:`Run` that :meth:`.core.State.finish` builds, from the chunks' records."""
     from .analysis import recovery, summarise
 
@@ -523,13 +630,12 @@ def _finish(sc, seed, offered, shed, sends, r_to, r_gave, r_served, b_close, b_s
         "goodput": c_served.astype(float) * scale,
         "processed": c_processed.astype(float) * scale,
         "wasted": (c_processed - c_served).astype(float) * scale,
-        "dropped": zero * scale,
+        "dropped": _dropped(drop_t, drop_n, counts) * scale if drop_t else zero * scale,
     }
     assert tuple(windows)[1:] == tuple(c for c in WINDOW_COUNTERS if c not in _WEIGHTED) + _WEIGHTED
     assert WINDOW_LEVELS == ("queue", "busy")
-    start = np.asarray(b_start)
-    windows["queue"] = _level(np.asarray(b_close), start, H, w, n)
-    windows["busy"] = _level(start, done, H, w, n)
+    windows["queue"] = _level(np.asarray(b_close), np.asarray(b_start), H, w, n)
+    windows["busy"] = _level(np.asarray(x_start), np.asarray(x_end), H, w, n)
 
     n_att = int(sends.size)
     a_served = int(served.size)
@@ -545,14 +651,15 @@ def _finish(sc, seed, offered, shed, sends, r_to, r_gave, r_served, b_close, b_s
         extra={"degraded": int(round(windows["degraded"].sum() * sc.window_ms / 1000.0))},
     )
     committed = int(size.sum())
+    n_drop = int(sum(drop_n))
     server = dict(
         committed=committed,
         wasted=committed - a_served,
         rejected=n_rej,
-        dropped=0,
-        restart_lost=0,
+        dropped=n_drop,
+        restart_lost=restart_lost,
         rows_in=n_att,
-        waiting=n_att - committed - n_rej,
+        waiting=n_att - committed - n_rej - n_drop,
         budget_denied=0,
         throttled=0,
         c_batches_after_isolation=0,
@@ -562,6 +669,14 @@ def _finish(sc, seed, offered, shed, sends, r_to, r_gave, r_served, b_close, b_s
     run.recovered, run.recovery_time_s = recovery(run)
     run.summary = summarise(run)
     return run
+
+
+def _dropped(drop_t: list, drop_n: list, counts) -> np.ndarray:
+    """Rows dropped per window (deadline drop at each take, the restart's at its instant): exact
+    integer sums, so the order they are added in does not matter."""
+    t = np.asarray(drop_t)
+    order = np.argsort(t, kind="stable")
+    return _weighted(np.asarray(drop_n, dtype=np.int64)[order], counts(t[order])).astype(float)
 
 
 def _weighted(k: np.ndarray, c: np.ndarray) -> np.ndarray:
