@@ -471,7 +471,7 @@ class Scenario:
         check_number("ramp_mid_ms", self.ramp_mid_ms, low=0.0, high=1e9)
         check_number("ramp_scale_ms", self.ramp_scale_ms, **pos, high=1e9)
         check_number("client_timeout_ms", self.client_timeout_ms, **pos, high=1e7)
-        check_int("hosts", self.hosts, low=1, high=10_000)
+        object.__setattr__(self, "hosts", check_int("hosts", self.hosts, low=1, high=10_000))
         check_number("host_capacity_per_s", self.host_capacity_per_s, **pos, high=1e7)
         check_number("lb_jitter", self.lb_jitter, low=0.0, high=0.5)
         check_number("base_latency_ms", self.base_latency_ms, low=0.0, high=1e6)
@@ -480,13 +480,13 @@ class Scenario:
         check_number("young_mb", self.young_mb, **pos, high=self.heap_mb)
         check_number("alloc_kb_per_call", self.alloc_kb_per_call, low=0.0, high=1e6)
         check_number("gc_pause_ms", self.gc_pause_ms, low=0.0, high=1e5)
-        check_int("sender_threads_max", self.sender_threads_max, low=0, high=100_000)
+        object.__setattr__(self, "sender_threads_max", check_int("sender_threads_max", self.sender_threads_max, low=0, high=100_000))
         check_number("thread_cpu_share", self.thread_cpu_share, low=0.0, high=1.0)
         check_number("restart_ms", self.restart_ms, low=0.0, high=1e9)
         check_number("shard_ops_per_s", self.shard_ops_per_s, **pos, high=1e9)
         check_number("jimdb_net_ms", self.jimdb_net_ms, low=0.0, high=1e5)
         check_number("jimdb_timeout_ms", self.jimdb_timeout_ms, low=self.jimdb_net_ms, low_open=True, high=1e6)
-        check_int("check_reads_per_call", self.check_reads_per_call, low=1, high=100)
+        object.__setattr__(self, "check_reads_per_call", check_int("check_reads_per_call", self.check_reads_per_call, low=1, high=100))
         check_number("monitor_writes_per_call", self.monitor_writes_per_call, low=0.0, high=100.0)
         check_number("failover_after_ms", self.failover_after_ms, low=0.0, high=1e9)
         check_number("failover_ms", self.failover_ms, low=0.0, high=1e9)
@@ -522,7 +522,7 @@ class Scenario:
         check_number("conn_lost_alarm_ms", self.conn_lost_alarm_ms, low=0.0, high=1e9)
         check_number("recovered_hold_ms", self.recovered_hold_ms, low=0.0, high=1e9)
         check_number("step_ms", self.step_ms, low=10.0, high=60_000.0)
-        check_int("steps", self.steps, low=1, high=MAX_STEPS)
+        object.__setattr__(self, "steps", check_int("steps", self.steps, low=1, high=MAX_STEPS))
 
     @property
     def horizon_ms(self) -> float:

@@ -129,11 +129,11 @@ class HotRow:
         check_number("statements", self.statements, low=0.0)
         check_number("statement_ms", self.statement_ms, low=0.0)
         check_number("outside_round_trips", self.outside_round_trips, low=0.0, high=self.round_trips)
-        check_int("threads", self.threads, low=1, high=10_000)
+        object.__setattr__(self, "threads", check_int("threads", self.threads, low=1, high=10_000))
         check_number("hold_cv", self.hold_cv, low=0.0, high=10.0)
         check_number("horizon_ms", self.horizon_ms, low=0.0, low_open=True)
         check_number("warmup_ms", self.warmup_ms, low=0.0, high=self.horizon_ms, high_open=True)
-        check_int("max_events", self.max_events, low=1)
+        object.__setattr__(self, "max_events", check_int("max_events", self.max_events, low=1))
         self.cycle_ms  # noqa: B018  (raises ValueError if the cycle is zero)
         if self.hold_ms <= 0:
             raise ValueError(
@@ -216,18 +216,18 @@ class GroupCommit:
 
     def __post_init__(self):
         check_number("rate_per_s", self.rate_per_s, low=0.0, high=1e6)
-        check_int("max_rows", self.max_rows, low=1, high=100_000)
+        object.__setattr__(self, "max_rows", check_int("max_rows", self.max_rows, low=1, high=100_000))
         check_number("max_wait_ms", self.max_wait_ms, low=0.0)
         check_number("commit_ms", self.commit_ms, low=0.0, low_open=True)
         check_number("rows_at_commit_ms", self.rows_at_commit_ms, low=0.0, low_open=True, high=100_000)
         check_number("per_batch_ms", self.per_batch_ms, low=0.0, high=self.commit_ms)
         check_number("outside_ms", self.outside_ms, low=0.0, high=self.per_batch_ms, high_open=True)
-        check_int("servers", self.servers, low=1, high=1000)
-        check_int("threads_per_server", self.threads_per_server, low=1, high=1000)
+        object.__setattr__(self, "servers", check_int("servers", self.servers, low=1, high=1000))
+        object.__setattr__(self, "threads_per_server", check_int("threads_per_server", self.threads_per_server, low=1, high=1000))
         check_number("horizon_ms", self.horizon_ms, low=0.0, low_open=True)
         check_number("warmup_ms", self.warmup_ms, low=0.0, high=self.horizon_ms, high_open=True)
         check_number("window_ms", self.window_ms, low=0.0, high=self.horizon_ms, low_open=True)
-        check_int("max_events", self.max_events, low=1)
+        object.__setattr__(self, "max_events", check_int("max_events", self.max_events, low=1))
 
     @property
     def per_row_ms(self) -> float:
@@ -266,7 +266,7 @@ class OpenLoop:
         check_number("hold_cv", self.hold_cv, low=0.0, high=10.0)
         check_number("horizon_ms", self.horizon_ms, low=0.0, low_open=True)
         check_number("warmup_ms", self.warmup_ms, low=0.0, high=self.horizon_ms, high_open=True)
-        check_int("max_events", self.max_events, low=1)
+        object.__setattr__(self, "max_events", check_int("max_events", self.max_events, low=1))
 
     @property
     def rho(self) -> float:

@@ -463,16 +463,16 @@ class TransientScenario:
     max_events: int = 2_000_000
 
     def __post_init__(self):
-        check_int("n_servers", self.n_servers, low=2, high=1000)
-        check_int("n_clients", self.n_clients, low=1, high=100_000)
-        check_int("n_keys", self.n_keys, low=1, high=1_000_000)
+        object.__setattr__(self, "n_servers", check_int("n_servers", self.n_servers, low=2, high=1000))
+        object.__setattr__(self, "n_clients", check_int("n_clients", self.n_clients, low=1, high=100_000))
+        object.__setattr__(self, "n_keys", check_int("n_keys", self.n_keys, low=1, high=1_000_000))
         check_number("poll_ms", self.poll_ms, low=0.0)
         check_number("changes_per_min", self.changes_per_min, low=0.0, high=1e5)
         check_choice("scheme", self.scheme, SCHEMES)
-        check_int("vnodes", self.vnodes, low=1, high=10_000)
+        object.__setattr__(self, "vnodes", check_int("vnodes", self.vnodes, low=1, high=10_000))
         check_number("horizon_ms", self.horizon_ms, low=0.0, low_open=True)
         check_number("window_ms", self.window_ms, low=0.0, low_open=True, high=self.horizon_ms)
-        check_int("max_events", self.max_events, low=1)
+        object.__setattr__(self, "max_events", check_int("max_events", self.max_events, low=1))
 
 
 #: 7 servers (the seed layout's count), 20 clients, a change a minute, clients polling every 2 s
@@ -673,7 +673,7 @@ class LockScenario:
             raise ValueError(
                 f"owner_names must name each of the {len(self.owners_ms)} owners, got {self.owner_names!r}"
             )
-        check_int("max_rows", self.max_rows, low=1)
+        object.__setattr__(self, "max_rows", check_int("max_rows", self.max_rows, low=1))
         check_number("max_wait_ms", self.max_wait_ms, low=0.0)
         check_number("timeout_ms", self.timeout_ms, low=0.0, low_open=True, allow_inf=True)
         check_choice("batchers", self.batchers, BATCHERS)
@@ -688,7 +688,7 @@ class LockScenario:
                 raise ValueError(f"split must sum to 1, got {self.split!r} (sum {sum(self.split):g})")
         check_number("horizon_ms", self.horizon_ms, low=0.0, low_open=True)
         check_number("window_ms", self.window_ms, low=0.0, low_open=True, high=self.horizon_ms)
-        check_int("max_events", self.max_events, low=1)
+        object.__setattr__(self, "max_events", check_int("max_events", self.max_events, low=1))
 
     @property
     def shares(self) -> tuple[float, ...]:

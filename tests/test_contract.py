@@ -25,13 +25,7 @@ IDS = [e.name for e in ENTRIES]
 
 # Cases that still break the contract (issue #20), marked strict: a fix makes the case pass, the
 # strict xfail then fails, and the case must leave this list. Empty it, do not grow it.
-KNOWN = {
-    "01.hot_row.threads:round_trips=2.5", "01.hot_row.threads:statements=2.5",
-    "01.hot_row.threads:outside_round_trips=2.5", "01.hot_row.threads:threads",
-    "01.hot_row.group_commit:servers", "01.hot_row.group_commit:threads_per_server",
-    "03.routing.transient:n_servers", "03.routing.transient:n_clients", "03.routing.transient:n_keys",
-    "03.routing.lock:max_rows", "07.gateway_cascade:hosts", "07.gateway_cascade:steps",
-}
+KNOWN: set[str] = set()
 
 
 def _params(cases, ids):
@@ -43,9 +37,13 @@ def _fields(entry, kind):
     out = []
     for f in dataclasses.fields(entry.preset):
         v = getattr(entry.preset, f.name)
-        if kind is float and isinstance(v, float):
+        declared = f.type if isinstance(f.type, str) else getattr(f.type, "__name__", "")
+        if isinstance(v, bool) or v is None:
+            continue
+        # the declared type decides (a float field may hold an int preset such as round_trips = 4)
+        if kind is float and declared.startswith("float") and isinstance(v, (int, float)):
             out.append(f.name)
-        elif kind is int and isinstance(v, int) and not isinstance(v, bool):
+        elif kind is int and declared.startswith("int") and isinstance(v, int):
             out.append(f.name)
     return out
 
