@@ -551,18 +551,22 @@ def test_ejection_widget_driven_kernel_side():
 def test_exercises_accept_the_computed_answers_and_refuse_others():
     right = {
         "09.two_retries": capacity.retry_success(0.95, 3),
-        "09.storm_load": ft.retry_load_per_s(120, 0.0, 2, 3),
+        "09.storm_load": ft.retry_load_per_s(120, 0.5, 2, 3),
         "09.pool_2pct": ft.pool_capacity_per_s(100, 100, 5000, 0.02),
         "09.failover_mean": ft.mean_latency_ms(50, 1000, 0.01),
-        "09.cap_worst_case": 1000 * ft.gift_distribution(0, 0, 0, 1, 5, read_cap=2)["duplicates"],
+        "09.cap_worst_case": 1000 * ft.gift_distribution(0, 0.5, 0, 0.5, 4, read_cap=2)["duplicates"],
         "09.bypass_latency": ft.core_latency_ms(30, 50, 20),
     }
     for eid, value in right.items():
         assert exercises.check(eid, value).ok, eid
         assert not exercises.check(eid, value * 1.5).ok, eid
         assert not exercises.check(eid, "lots").ok, eid
-    assert exercises.check("09.storm_load", 720).ok
-    assert exercises.check("09.cap_worst_case", 1000).ok
+    # the hand derivations of the solutions: 120 × (1 + 0.5) × (1 + 0.25 + 0.25²); 1000 × P(Binomial(4, 1/2) ≥ 2)
+    assert exercises.check("09.storm_load", 120 * 1.5 * (1 + 0.25 + 0.25**2)).ok
+    assert exercises.check("09.cap_worst_case", 1000 * (1 - 5 / 16)).ok
+    # the inputs printed in section 1 and in the Fixes table no longer answer them
+    assert not exercises.check("09.storm_load", ft.retry_load_per_s(120, 0.0, 2, 3)).ok
+    assert not exercises.check("09.cap_worst_case", 1000 * ft.gift_distribution(0, 0, 0, 1, 4, read_cap=2)["duplicates"]).ok
 
 
 # --------------------------------------------------------------------------- issue #18, part 09
@@ -768,3 +772,13 @@ def test_integral_float_for_an_int_field_becomes_the_int(preset, name):
     assert type(getattr(sc, name)) is int and getattr(sc, name) == value
     with pytest.raises(ValueError, match=name):
         replace(preset, **{name: value + 0.5})
+
+
+def test_read_cap_counts_read_timeouts_per_user_and_refuses_only_after_the_cap():
+    """Exercise 5's rule, as ``gift_distribution`` implements it: connect failures do not count;
+    the third click is refused only when the first two both timed out at read."""
+    g = ft.gift_distribution(0.0, 0.5, 0.0, 0.5, 3, read_cap=2)
+    assert g["calls"] == pytest.approx(1 + 1 + (1 - 0.5**2))
+    only_connect = ft.gift_distribution(0.0, 1.0, 0.0, 0.0, 3, read_cap=2)
+    assert only_connect["calls"] == pytest.approx(3)  # never refused
+    assert ft.gift_distribution(0.0, 0.0, 1.0, 0.0, 3, read_cap=2)["calls"] == pytest.approx(2)

@@ -22,14 +22,14 @@ def _two_retries(answer):
 
 @exercise("09.storm_load")
 def _storm_load(answer):
-    """The backend fails every call; AMS retries once and users click up to 3 times.
-    Calls per second reaching the backend at 120 user requests/s?"""
+    """The backend's success rate drops to 50%; AMS retries once and users click up to 3 times
+    while a click fails. Calls per second reaching the backend at 120 user requests/s?"""
     return close_to(
         answer,
-        ft.retry_load_per_s(120.0, 0.0, 2, 3),
+        ft.retry_load_per_s(120.0, 0.5, 2, 3),
         rel=0.01,
         unit="calls/s",
-        hint="Every click makes 2 calls, every user clicks 3 times.",
+        hint="A click makes 1 + 0.5 calls and fails with 0.5²; clicks per user = 1 + 0.25 + 0.25².",
     )
 
 
@@ -60,15 +60,17 @@ def _failover_mean(answer):
 
 @exercise("09.cap_worst_case")
 def _cap_worst_case(answer):
-    """Every delivery call times out at read and delivers later; users click up to 5 times;
-    the read-timeout counter is capped at 2. Duplicate gifts per 1000 users?"""
-    g = ft.gift_distribution(0.0, 0.0, 0.0, 1.0, 5, read_cap=2)
+    """Half the delivery calls fail at connect, half time out at read and deliver later; users
+    click up to 4 times; the read-timeout cap is 2 (per user, read timeouts only; a user with 2
+    is refused). Duplicate gifts per 1000 users?"""
+    g = ft.gift_distribution(0.0, 0.5, 0.0, 0.5, 4, read_cap=2)
     return close_to(
         answer,
         1000 * g["duplicates"],
         rel=0.01,
         unit="gifts",
-        hint="The cap refuses the third click: each user gets 2 gifts, one too many.",
+        hint="Connect failures do not count: a user gets min(B, 2) gifts, B ~ Binomial(4, 1/2); "
+        "a duplicate when B ≥ 2.",
     )
 
 
