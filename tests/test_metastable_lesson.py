@@ -347,3 +347,57 @@ def test_feedback_names_the_mistake():
     assert "queue alone" in check("04.worst_wait_limit", ex.BIG_LIMIT * 16).message
     kept_once = lesson.drain_time_s(ex.DRAIN_QUEUE, ex.DEGRADE_KEEP * 720.0)
     assert "retried" in check("04.drain_partial_degrade", kept_once).message
+
+
+def test_drain_horizon_cuts_no_run_before_it_drains():
+    """FULL_QUEUE_600's horizon is shorter than it used to be (250 s): every one of the notebook's
+    20 seeds must still empty its queue, with a margin, before it; and the shorter run is an exact
+    prefix of the longer one, so no printed drain statistic depends on the cut."""
+    sc = lesson.FULL_QUEUE_600
+    res = lesson.drain_from_bound(range(20))
+    assert res["drained"].all()
+    assert res["horizon_after_s"] == sc.horizon_ms / 1e3 - sc.trigger_window[1] / 1e3
+    assert np.nanmax(res["drain_s"]) <= res["horizon_after_s"] - 5.0
+    # the rejections after the recovery come early, while the queue is near the bound: well before
+    # the fastest drain (the notebook prints the latest)
+    assert np.all(res["last_rejected_s"][res["rejected_after"] > 0] < 0.25 * np.nanmin(res["drain_s"]))
+    slowest = int(res["seeds"][np.nanargmax(res["drain_s"])])
+    short = simulate(sc, seed=slowest).windows
+    long_ = simulate(replace(sc, horizon_ms=sc.horizon_ms + 30_000.0), seed=slowest).windows
+    n = len(short["queue"])
+    for key in ("queue", "rejected", "goodput", "timeouts", "retries"):
+        assert np.array_equal(np.asarray(long_[key])[:n], np.asarray(short[key])), key
+    assert np.all(np.asarray(long_["queue"])[n:] < 0.5)  # nothing happens after the cut
+
+
+def test_queue_at_equals_the_full_runs_window():
+    sc = lesson.SHORT_INCIDENT
+    t_s = lesson.ACT_MS / 1e3
+    got = lesson.queue_at(sc, t_s, seeds=[0, 1])
+    full = [simulate(sc, seed=s_).windows["queue"][int(t_s) - 1] for s_ in (0, 1)]
+    assert np.array_equal(got, np.asarray(full))
+    with pytest.raises(ValueError, match="t_s"):
+        lesson.queue_at(sc, 2 * sc.horizon_ms / 1e3)
+
+
+def _tick_labels(ax):
+    ax.figure.canvas.draw()
+    lo, hi = ax.get_ylim()
+    locs = [y for y in ax.yaxis.get_majorticklocs() if lo <= y <= hi]
+    return locs, [t.get_text() for t in ax.get_yticklabels() if t.get_visible() and t.get_text()]
+
+
+def test_queue_axes_tick_only_at_powers_of_ten():
+    """Figures 03/06 (incident_figure) and 08 (the what-if widget) put the queue on a symlog axis;
+    the default locator adds a stray "0" label just below 10⁰."""
+    from hotkeylab.metastable import figures
+
+    run = simulate(replace(SEED_INCIDENT, horizon_ms=8_000.0), seed=0)
+    fig, axes = figures.incident_figure(run)
+    wi = lesson.WhatIf()
+    wi.redraw(wi.update())
+    for ax in (axes[2], wi.qax):
+        locs, labels = _tick_labels(ax)
+        assert locs and all(math.isclose(math.log10(y), round(math.log10(y))) for y in locs), locs
+        assert "0" not in labels and "$\\mathdefault{0}$" not in labels, labels
+        assert "floor = 0" in ax.get_ylabel()

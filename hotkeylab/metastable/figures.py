@@ -13,7 +13,22 @@ from ..plotting import COLORS
 from .analysis import closed_forms, effective_timeout_queue
 from .scenario import Scenario
 
-__all__ = ["pipeline_diagram", "incident_figure", "batcher_rate_figure", "verdict_table"]
+__all__ = ["pipeline_diagram", "incident_figure", "batcher_rate_figure", "verdict_table", "log_queue_axis"]
+
+#: Powers of ten the queue axes may tick at (1 to 10⁶ batches).
+_DECADES = [10.0**k for k in range(0, 7)]
+
+
+def log_queue_axis(ax, top: float) -> None:
+    """Put ``ax`` (a queue in batches) on a symmetric-log scale, linear from 0 to 1 batch, up to
+    ``top``, with major ticks at powers of ten only. The default symlog locator also ticks 0, a
+    stray label just below 10⁰; the floor is an empty queue and the axis label says so."""
+    from matplotlib.ticker import FixedLocator, LogFormatterSciNotation
+
+    ax.set_yscale("symlog", linthresh=1.0)
+    ax.set_ylim(0, top)
+    ax.yaxis.set_major_locator(FixedLocator(_DECADES))
+    ax.yaxis.set_major_formatter(LogFormatterSciNotation())
 
 
 def pipeline_diagram(sc: Scenario, ax=None):
@@ -122,10 +137,9 @@ def incident_figure(run, *, height: float = 1.9):
     if sc.queue_limit is not None:
         c.axhline(sc.queue_limit, color=COLORS["rejected"], ls=(0, (2, 2)), lw=1.5, zorder=6,
                   label=f"QueueMaxSize = {sc.queue_limit} (the queue sits on it)")
-    c.set_yscale("symlog", linthresh=1.0)
     top = max(float(np.max(w["queue"])), float(sc.queue_limit or 0), 20.0)
-    c.set_ylim(0, 2.0 * top)
-    c.set_ylabel("batches (log)")
+    log_queue_axis(c, 2.0 * top)
+    c.set_ylabel("batches (log;\nfloor = 0)")
     c.text(0.005, 0.93, "c · queue", transform=c.transAxes, fontsize=9, va="top")
     for ax in axes:
         _shade_owner(ax, sc, horizon_s)
