@@ -200,14 +200,21 @@ def _plateau_measurement(db, base):
 def test_live_plateau_and_nothing_lost(db):
     base = Experiment(rtt_ms=1.5, duration_s=1.0, warmup_s=0.2)
     one, two, eight = _plateau_measurement(db, base)
-    ceiling = capacity.tps_ceiling(one.hold_ms)
-    if not (two.tps == pytest.approx(ceiling, rel=PLATEAU_TOL)
-            and eight.tps == pytest.approx(ceiling, rel=PLATEAU_TOL)):
+
+    def fits(one, two, eight) -> bool:
+        if not (one.hold_ms > 0 and math.isfinite(one.hold_ms)):  # no hold measured in that run
+            return False
+        c = capacity.tps_ceiling(one.hold_ms)
+        return two.tps == pytest.approx(c, rel=PLATEAU_TOL) and eight.tps == pytest.approx(c, rel=PLATEAU_TOL)
+
+    if not fits(one, two, eight):
         # A burst of load elsewhere on the machine slows the COMMIT's flush, which InnoDB does after
-        # releasing the lock (01b, departure 1), so one run can miss. Measure once more; the
-        # assertions below hold the second measurement to the same tolerance.
+        # releasing the lock (01b, departure 1), so one run can miss (one CI run once measured no
+        # hold at all: NaN). Measure once more; the assertions below hold the second measurement to
+        # the same tolerance.
         one, two, eight = _plateau_measurement(db, base)
-        ceiling = capacity.tps_ceiling(one.hold_ms)
+    assert one.hold_ms > 0 and math.isfinite(one.hold_ms), f"no lock hold measured: {one}"
+    ceiling = capacity.tps_ceiling(one.hold_ms)
     assert two.tps == pytest.approx(ceiling, rel=PLATEAU_TOL)
     assert eight.tps == pytest.approx(ceiling, rel=PLATEAU_TOL)
     assert eight.tps <= 1.10 * two.tps, "TPS must not rise with threads on one row"
