@@ -55,8 +55,7 @@ tests check the model against; :mod:`.figures` and :mod:`.lesson` serve the note
 
 from __future__ import annotations
 
-import importlib
-
+from ..lazy import lazy_exports
 from .closed_form import (  # noqa: F401
     backlog_growth_per_s,
     batch_time_ms,
@@ -190,14 +189,5 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str):
-    """Figures and notebook helpers load on first use (they import matplotlib)."""
-    if name in _LAZY:
-        value = getattr(importlib.import_module(f".{_LAZY[name]}", __name__), name)
-        globals()[name] = value
-        return value
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-
-
-def __dir__():
-    return sorted(set(globals()) | set(_LAZY))
+# figures and notebook helpers load on first use (they import matplotlib)
+__getattr__, __dir__ = lazy_exports(__name__, _LAZY, globals())
