@@ -43,7 +43,6 @@ sleep, not the nominal RTT.
 from __future__ import annotations
 
 import atexit
-import csv
 import datetime as _dt
 import math
 import os
@@ -60,6 +59,7 @@ from dataclasses import asdict, dataclass, fields
 from pathlib import Path
 
 from . import capacity
+from .csvdata import read_commented_csv, write_commented_csv
 from .validate import check_choice, check_int, check_number
 
 __all__ = [
@@ -1008,16 +1008,7 @@ _TRACE_FIELDS = [f.name for f in fields(TxnTrace)]
 
 
 def _write(path: Path, machine: dict, names: list[str], rows: list[dict]) -> Path:
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with path.open("w", newline="") as fh:
-        for k, v in machine.items():
-            fh.write(f"# {k}: {v}\n")
-        wr = csv.DictWriter(fh, fieldnames=names, lineterminator="\n")
-        wr.writeheader()
-        for r in rows:
-            wr.writerow({k: (f"{v:.6g}" if isinstance(v, float) else v) for k, v in r.items()})
-    return path
+    return write_commented_csv(path, machine, names, rows)
 
 
 def write_runs(results: list[RunResult], path=RUNS_CSV, machine: dict | None = None) -> Path:
@@ -1032,17 +1023,7 @@ def write_trace(trace: list[TxnTrace], path=TRACE_CSV, machine: dict | None = No
 
 
 def _read(path: Path) -> tuple[dict, list[dict]]:
-    path = Path(path)
-    if not path.exists():
-        raise FileNotFoundError(f"{path.name} not found: run `make db-lab` to measure it ({INSTALL_HINT})")
-    machine, lines = {}, []
-    for line in path.read_text().splitlines():
-        if line.startswith("# "):
-            k, _, v = line[2:].partition(": ")
-            machine[k] = v
-        elif line.strip():
-            lines.append(line)
-    return machine, list(csv.DictReader(lines))
+    return read_commented_csv(path, f"run `make db-lab` to measure it ({INSTALL_HINT})")
 
 
 def _convert(cls, row: dict):

@@ -17,7 +17,6 @@ row per measured run: its ledger, N_B, N_C) and ``stack_lab_timeline.csv`` (its 
 
 from __future__ import annotations
 
-import csv
 import math
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -26,6 +25,7 @@ from types import SimpleNamespace
 import numpy as np
 
 from .. import capacity
+from ..csvdata import read_commented_csv, write_commented_csv
 from ..metastable import Scenario, simulate
 from ..metastable.analysis import recovery
 from .ledger import WINDOW_KEYS, Ledger
@@ -134,15 +134,7 @@ def compare_turn(run, seeds: int = SEEDS) -> dict:
 
 # --------------------------------------------------------------------------- files
 def _write(path: Path, machine: dict, names: list[str], rows: list[dict]) -> Path:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with path.open("w", newline="") as fh:
-        for k, v in machine.items():
-            fh.write(f"# {k}: {v}\n")
-        wr = csv.DictWriter(fh, fieldnames=names, lineterminator="\n")
-        wr.writeheader()
-        for r in rows:
-            wr.writerow({k: (f"{v:.6g}" if isinstance(v, float) else v) for k, v in r.items()})
-    return path
+    return write_commented_csv(path, machine, names, rows)
 
 
 RUN_FIELDS = ["turn", "repeat", "scale", "horizon_ms", "batch_ms_b", "batch_ms_c", "compute_ms", "seed",
@@ -166,17 +158,7 @@ def write_runs(runs, machine: dict, runs_path: Path = RUNS_CSV, timeline_path: P
 
 
 def _read(path: Path) -> tuple[dict, list[dict]]:
-    path = Path(path)
-    if not path.exists():
-        raise FileNotFoundError(f"{path.name} not found: run `make stack-lab` (python -m hotkeylab.stack_lab)")
-    machine, body = {}, []
-    for line in path.read_text().splitlines():
-        if line.startswith("# "):
-            k, _, v = line[2:].partition(": ")
-            machine[k] = v
-        elif line.strip():
-            body.append(line)
-    return machine, list(csv.DictReader(body))
+    return read_commented_csv(path, "run `make stack-lab` (python -m hotkeylab.stack_lab)")
 
 
 def load_runs(runs_path: Path = RUNS_CSV, timeline_path: Path = TIMELINE_CSV) -> tuple[dict, list[MeasuredRun]]:
