@@ -1,0 +1,154 @@
+"""03 · Figures of notebook 03; each ``plot_*`` takes results as data and returns its axes."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import replace
+from typing import TYPE_CHECKING
+
+import numpy as np
+from matplotlib.patches import FancyBboxPatch
+
+from .. import plotting
+from .closed_form import critical_rate_per_s, dual_owner_share_closed, seed_band
+from .results import BandVerdict, TransientRun
+from .scenario import LockScenario
+from .serverlist import filter_region
+
+if TYPE_CHECKING:
+    from .lesson import OwnerView
+
+#: One colour and marker per hashing scheme (none of them is taken by plotting.COLORS' meanings).
+SCHEME_STYLE = {
+    "modulo": {"color": "#222222", "marker": "o"},
+    "consistent": {"color": "#bcbd22", "marker": "s"},
+    "rendezvous": {"color": "#7f7f7f", "marker": "^"},
+}
+
+_DC_COLOR = {"B": "owner_b", "C": "owner_c"}
+
+
+def plot_owner_view(view: OwnerView, ax=None):
+    """The owner picture: one row of servers per datacentre (ip order), isolated ones crossed out;
+    the server each client datacentre sends the hot key to is outlined in that datacentre's colour,
+    with an arrow from a "clients in …" tag (the first client datacentre's tags above, the second's
+    below)."""
+    lay = view.layout
+    dcs = [dc for dc in lay.datacentres if lay.count(dc) > 0 or dc in lay.client_dcs]
+    width = max(1, max(lay.count(dc) for dc in dcs))
+    gap = 1.6  # vertical distance between datacentre rows
+    if ax is None:
+        _, ax = plotting.new_figure(height=1.2 + 1.5 * len(dcs))
+    iso = {s.name for s in view.isolated}
+    pos = {}
+    for r, dc in enumerate(dcs):
+        y = -r * gap
+        label = f"datacentre {dc}" + ("\n(primary DB)" if dc == lay.primary_dc else "")
+        ax.text(-0.75, y, label, ha="right", va="center", fontsize=9, color="#555555")
+        if lay.count(dc) == 0:
+            ax.text(0, y, "no servers", ha="left", va="center", fontsize=9, color="#999999")
+        for i, s in enumerate(filter_region(lay.servers, dc)):
+            pos[s.name] = (i, y)
+            gone = s.name in iso
+            ax.add_patch(FancyBboxPatch((i - 0.38, y - 0.28), 0.76, 0.56, boxstyle="round,pad=0.02",
+                                        fc="#eeeeee" if gone else "white", ec="#999999", lw=1))
+            ax.text(i, y + 0.07, s.name, ha="center", va="center", fontsize=10,
+                    color="#aaaaaa" if gone else "black")
+            ax.text(i, y - 0.15, s.ip, ha="center", va="center", fontsize=6.5, color="#888888")
+            if gone:
+                ax.plot([i - 0.3, i + 0.3], [y - 0.22, y + 0.22], color="#888888", lw=1.5)
+                ax.plot([i - 0.3, i + 0.3], [y + 0.22, y - 0.22], color="#888888", lw=1.5)
+    cycle = ["owner_b", "owner_c", "retries", "queue"]
+    for k, dc in enumerate(lay.client_dcs):
+        s = view.owners[dc]
+        color = plotting.COLORS[_DC_COLOR.get(dc, cycle[k % len(cycle)])]
+        x, y = pos[s.name]
+        pad = 0.04 * (k + 1)
+        ax.add_patch(FancyBboxPatch((x - 0.38 - pad, y - 0.28 - pad), 0.76 + 2 * pad, 0.56 + 2 * pad,
+                                    boxstyle="round,pad=0.02", fc="none", ec=color, lw=2.5))
+        side = 1 if k % 2 == 0 else -1
+        ty = y + side * (0.85 + 0.3 * (k // 2))
+        ax.annotate(f"clients in {dc}", xy=(x, y + side * (0.32 + pad)), xytext=(x, ty),
+                    ha="center", va="bottom" if side > 0 else "top", fontsize=9, color=color,
+                    arrowprops=dict(arrowstyle="->", color=color, lw=2, shrinkA=1, shrinkB=1))
+    ax.set_xlim(-2.6, width - 0.4)
+    ax.set_ylim(-(len(dcs) - 1) * gap - 1.2, 1.2)
+    ax.set_aspect("equal")
+    ax.axis("off")
+    return ax
+
+
+def plot_band_map(shared: LockScenario, per_owner: LockScenario, shared_verdicts: Sequence[BandVerdict],
+                  per_owner_verdicts: Sequence[tuple[float, BandVerdict]], axes=None):
+    """Where "dormant, then the peak tips it" holds, closed forms against the simulation.
+
+    Left, the seed's shared batcher: normal load (linear, zoomed) against the share of seeds that
+    show both (markers), with the closed-form band (shaded: with queueing variability; dashed: the
+    fluid edges). Right, per-owner batchers: normal load against the share of users in C's region,
+    both axes logarithmic, the same two bands, and each simulated point annotated with its count
+    of seeds. Dotted: above it, even one owner in B would not carry the peak."""
+    if axes is None:
+        _, axes = plotting.new_figure(1, 2, height=3.6, gridspec_kw={"width_ratios": [1, 3]}, layout="constrained")
+    left, right = axes
+    shade = dict(color=plotting.COLORS["owner_c"], alpha=0.3, lw=0)
+    fluid = dict(color=plotting.COLORS["formula"], ls="--", lw=1.2)
+    one_limit = critical_rate_per_s(replace(shared, owners_ms=shared.owners_ms[:1],
+                                            owner_names=shared.owner_names[:1])) / shared.peak_factor
+    lo, hi = seed_band(shared, variability=True)
+    left.axhspan(lo, hi, **shade)
+    for y in seed_band(shared):
+        left.axhline(y, **fluid)
+    left.plot([v.both / v.n for v in shared_verdicts], [v.rate_per_s for v in shared_verdicts], "o",
+              color=plotting.COLORS["capacity"], ms=6)
+    for v in shared_verdicts:
+        left.annotate(f"{v.both}/{v.n}", (v.both / v.n, v.rate_per_s), xytext=(4, 2), textcoords="offset points",
+                      fontsize=7, ha="right" if v.both > v.n / 2 else "left")
+    loads = [v.rate_per_s for v in shared_verdicts]
+    left.set_ylim(min(min(loads), lo) * 0.96, max(max(loads), hi) * 1.04)
+    left.set_xlim(-0.08, 1.08)
+    left.set_xticks([0, 0.5, 1])
+    left.set_xlabel("share of seeds with both")
+    left.set_ylabel("normal load (user requests/s)")
+    left.text(0.95, 0.03, "shared batcher\n(the seed's)", transform=left.transAxes, va="bottom", ha="right",
+              fontsize=8, bbox=dict(facecolor="white", alpha=0.85, lw=0))
+    cs = np.geomspace(1e-3, 0.7, 40)
+    var = np.array([seed_band(replace(per_owner, split=(1 - c, c)), variability=True) for c in cs])
+    flu = np.array([seed_band(replace(per_owner, split=(1 - c, c))) for c in cs])
+    right.fill_between(cs, var[:, 0], var[:, 1], **shade, label="closed form with queueing variability")
+    right.plot(cs, flu[:, 0], **fluid, label="fluid closed form (ρ = 1 at normal load or at the peak)")
+    right.plot(cs, flu[:, 1], **fluid)
+    right.axhline(one_limit, color=plotting.COLORS["formula"], ls=":", lw=1.5,
+                  label="above: one owner in B would not carry the peak either")
+    for c, v in per_owner_verdicts:
+        right.plot([c], [v.rate_per_s], "o", color=plotting.COLORS["capacity"], ms=6)
+        right.annotate(f"{v.both}/{v.n}", (c, v.rate_per_s), xytext=(5, 3), textcoords="offset points", fontsize=7)
+    right.plot([], [], "o", color=plotting.COLORS["capacity"], ms=6,
+               label="simulated: seeds dormant, then tipped (of 20)")
+    right.set_xscale("log")
+    right.set_yscale("log")
+    right.set_xlim(cs[0], cs[-1])
+    right.set_ylim(40, 2000)
+    right.set_ylabel("normal load (user requests/s)")
+    right.set_xlabel("share of users in C's region (per-owner batchers)")
+    right.text(0.97, 0.97, "per-owner batchers", transform=right.transAxes, va="top", ha="right", fontsize=8)
+    right.legend(loc="lower left", fontsize=7)
+    return axes
+
+
+def plot_transient(run: TransientRun, ax=None):
+    """Share of keys with more than one owner over time (per window), the run's mean and the
+    closed form (:func:`dual_owner_share_closed`) as dashed lines."""
+    sc = run.scenario
+    if ax is None:
+        _, ax = plotting.new_figure()
+    w = run.windows
+    t = w["t"]
+    ax.step(t, w["multi_keys"], where="post", color=plotting.COLORS["owner_c"], lw=2,
+            label="keys with > 1 owner (share, per window)")
+    ax.axhline(run.share_key_time, color=plotting.COLORS["owner_c"], ls=":", lw=1.5, label="simulated mean")
+    closed = dual_owner_share_closed(sc.poll_ms, sc.changes_per_min, sc.n_clients, sc.n_servers, sc.scheme)
+    ax.axhline(closed, color=plotting.COLORS["formula"], ls="--", lw=1.5, label="closed form")
+    plotting.decorate(ax, xlabel="time (s)", ylabel="share of keys", xlim=(0, sc.horizon_ms / 1000), legend=False)
+    ax.set_ylim(0, 1.0)
+    ax.legend(loc="lower center", bbox_to_anchor=(0.5, 1.0), ncol=3, fontsize=8)
+    return ax
