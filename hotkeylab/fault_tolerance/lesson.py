@@ -1,0 +1,85 @@
+"""09 · Notebook helpers: the what-if widgets' functions (they draw with :mod:`.figures`)."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from .closed_form import pool_success
+from .ejection import SEED_EJECTION, simulate_ejection
+from .figures import plot_capacity_curve, plot_ejection
+from .holding import pool_capacity_per_s
+from .pool import SEED_POOL, measure_capacity
+
+
+def explore_ejection(
+    rate_per_s: float = SEED_EJECTION.rate_per_s,
+    threshold: float = SEED_EJECTION.threshold,
+    panic_threshold: float = 0.0,
+    check_interval_ms: float = SEED_EJECTION.check_interval_ms,
+    ejection: bool = True,
+    seed: int = 0,
+    horizon_ms: float = 30_000.0,
+    plot: bool = True,
+) -> dict:
+    """The ejection widget's function: machine A dies from 10 s to 25 s under the chosen load.
+    Runs the chosen router (and, for the figure, the same load without ejection), draws
+    :func:`plot_ejection`, and returns the chosen run's summary with the closed forms beside it."""
+    sc = replace(
+        SEED_EJECTION,
+        rate_per_s=rate_per_s,
+        threshold=threshold,
+        panic_threshold=panic_threshold,
+        check_interval_ms=check_interval_ms,
+        ejection=ejection,
+        horizon_ms=horizon_ms,
+        bad_end_ms=min(SEED_EJECTION.bad_end_ms, horizon_ms),
+    )
+    run = simulate_ejection(sc, seed, max_events=600_000)
+    out = dict(run.summary)
+    out["closed_no_ejection"] = pool_success(sc.rate_per_s, sc.servers, sc.workers, sc.service_ms, dead=1)
+    out["closed_ejected"] = pool_success(sc.rate_per_s, sc.servers - 1, sc.workers, sc.service_ms)
+    if plot:
+        import matplotlib.pyplot as plt
+
+        label = "with ejection" if ejection else "without ejection"
+        if panic_threshold > 0 and ejection:
+            label += f", panic below {panic_threshold:.0%}"
+        runs = {label: run}
+        if ejection:
+            runs = {"without ejection": simulate_ejection(replace(sc, ejection=False), seed, max_events=600_000),
+                    **runs}
+        axes = plot_ejection(runs)
+        axes[0].figure.subplots_adjust(right=0.78)
+        plt.show()
+    return out
+
+
+def explore_pool(
+    workers: int = SEED_POOL.workers,
+    timeout_ms: float = SEED_POOL.timeout_ms,
+    hang_share: float = 0.05,
+    service_ms: float = SEED_POOL.service_ms,
+    seed: int = 0,
+    target_completions: int = 3000,
+    plot: bool = True,
+) -> dict:
+    """The worker-pool widget's function: the closed-form capacity curve for these numbers,
+    with a SimPy measurement at the chosen hang share; returns both numbers."""
+    sc = replace(SEED_POOL, workers=workers, timeout_ms=timeout_ms, service_ms=service_ms,
+                 hang_share=hang_share)
+    m = measure_capacity(sc, seed, target_completions=target_completions, max_events=400_000)
+    out = {
+        "capacity_closed_per_s": m["closed_form_per_s"],
+        "capacity_sim_per_s": m["capacity_per_s"],
+        "holding_ms": m["holding_ms"],
+        "healthy_per_s": pool_capacity_per_s(workers, service_ms, timeout_ms, 0.0),
+        "all_hang_per_s": pool_capacity_per_s(workers, service_ms, timeout_ms, 1.0),
+    }
+    if plot:
+        import matplotlib.pyplot as plt
+
+        ax = plot_capacity_curve(workers, service_ms, (timeout_ms,),
+                                 points={timeout_ms: [(hang_share, m["capacity_per_s"])]})
+        ax.figure.tight_layout()
+        plt.show()
+    return out
