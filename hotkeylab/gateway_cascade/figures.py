@@ -1,0 +1,346 @@
+"""07 · The figures: the dependency graph coloured by utilisation, the timelines with the seed's
+alarms, the fixes compared, the alarm-order map, the widget's compact panels. Each takes results
+as data (a :class:`~.results.Run`, a :class:`~.experiments.FixComparison`, an
+:class:`~.experiments.OrderMap`)."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ..plotting import COLORS, decorate, new_figure, shade
+from .experiments import FixComparison, OrderMap
+from .graph import GATEWAY_GRAPH, Graph
+from .results import Run, node_utilisation
+from .scenario import _SEED_PEAK_PER_MIN, MAX_UTIL, MIN_MS, SEED_ALARM_ORDER
+
+
+def plot_order_map(m: OrderMap, mark=None, ax=None):
+    """The :class:`OrderMap` as a grid: each cell the count of runs (random seeds) in the seed's
+    order (green = all, red = none), and where run 0 departs, its first alarm out of place;
+    ``mark`` = (heap_mb, dba_reaction_ms) of the preset, outlined."""
+    import matplotlib as mpl
+
+    if ax is None:
+        _, ax = new_figure(height=3.2)
+    share = m.counts / m.n_seeds
+    ax.imshow(share, cmap="RdYlGn", norm=mpl.colors.Normalize(0, 1), aspect="auto", origin="lower")
+    short = {"jimdb_recovered": "recovered", "gateway_cpu": "cpu", "host_down": "host down",
+             "jimdb_connection_lost": "conn. lost", "jimdb_failover": "failover"}  # fmt: skip
+    for i in range(share.shape[0]):
+        for j in range(share.shape[1]):
+            txt = f"{m.counts[i, j]}/{m.n_seeds}"
+            if m.first_wrong[i, j]:
+                txt += f"\n(run 0: {short.get(m.first_wrong[i, j], m.first_wrong[i, j])})"
+            ax.text(j, i, txt, ha="center", va="center", fontsize=8)
+    ax.set_xticks(range(len(m.dba_reaction_ms)), [f"{d / MIN_MS:.0f}" for d in m.dba_reaction_ms])
+    ax.set_yticks(range(len(m.heap_mb)), [f"{h / 1024:.1f}" for h in m.heap_mb])
+    ax.set_xlabel("dba reaction after 'connection lost' (min)")
+    ax.set_ylabel("jvm heap per host (GB)")
+    ax.grid(False)
+    if mark is not None:
+        i = int(np.argmin([abs(h - mark[0]) for h in m.heap_mb]))
+        j = int(np.argmin([abs(d - mark[1]) for d in m.dba_reaction_ms]))
+        ax.add_patch(mpl.patches.Rectangle((j - 0.5, i - 0.5), 1, 1, fill=False, ec="black", lw=2))
+    return ax
+
+
+
+_UTIL_CMAP = "RdYlGn_r"
+_UTIL_MAX = 1.5
+_BOX_W, _BOX_H = 1.8, 0.8
+
+
+def _border(c, other):
+    """Where the segment from box centre ``c`` towards ``other`` leaves the box."""
+    dx, dy = other[0] - c[0], other[1] - c[1]
+    tx = (_BOX_W / 2) / abs(dx) if dx else math.inf
+    ty = (_BOX_H / 2) / abs(dy) if dy else math.inf
+    f = min(tx, ty)
+    return c[0] + dx * f, c[1] + dy * f
+
+
+def plot_graph(run: Run, t_ms: float, ax=None, *, graph: Graph = GATEWAY_GRAPH, note: str | None = None):
+    """Draw the dependency graph at ``t_ms``, each box coloured by its utilisation (offered /
+    capacity, mean of the last 10 s; red above 1), hatched grey when down. The fallback edge
+    turns red while calls go through jimdb to MySQL. Returns the axis."""
+    import matplotlib as mpl
+    from matplotlib.patches import FancyBboxPatch
+
+    if ax is None:
+        _, ax = new_figure(height=2.8)
+    util = node_utilisation(run, t_ms)
+    cmap = mpl.colormaps[_UTIL_CMAP]
+    norm = mpl.colors.Normalize(0.0, _UTIL_MAX)
+    w, sc = run.windows, run.scenario
+    k = min(int(t_ms // sc.step_ms), sc.steps - 1)
+    split = sc.fixes.split_clusters and t_ms >= sc.fixes_at_ms
+    for e in graph.edges:
+        if (e.dst == "jimdb_mon" and not split) or (e.src == "monitoring" and e.dst == "jimdb" and split):
+            continue
+        c0, c1 = graph.node(e.src).xy, graph.node(e.dst).xy
+        style = "--" if e.kind in ("fallback", "async") else "-"
+        hot = e.kind == "fallback" and w["fallthrough"][k] > 0
+        color = COLORS["timeouts"] if hot else "#555555"
+        if e.kind == "fallback":  # under the app layer, bottom edge to bottom edge
+            p0 = (c0[0] + 0.3, c0[1] - _BOX_H / 2)
+            p1 = (c1[0] - 0.3, c1[1] - _BOX_H / 2)
+            conn = "arc3,rad=0.1"
+            lab_xy = ((p0[0] + p1[0]) / 2, p0[1] - 0.42)
+        elif e.dst == "jimdb_mon":  # over the jimdb box
+            p0 = (c0[0] + 0.3, c0[1] + _BOX_H / 2)
+            p1 = (c1[0] - 0.3, c1[1] + _BOX_H / 2)
+            conn = "arc3,rad=-0.2"
+            lab_xy = ((p0[0] + p1[0]) / 2, p0[1] + 0.45)
+        else:
+            p0, p1 = _border(c0, c1), _border(c1, c0)
+            conn = "arc3,rad=0"
+            dx, dy = p1[0] - p0[0], p1[1] - p0[1]
+            ln = math.hypot(dx, dy) or 1.0
+            lab_xy = ((p0[0] + p1[0]) / 2 - 0.08 * dy / ln, (p0[1] + p1[1]) / 2 + 0.08 * dx / ln)
+        ax.annotate(
+            "", xy=p1, xytext=p0,
+            arrowprops=dict(arrowstyle="-|>", color=color, lw=2 if hot else 1.2, ls=style,
+                            shrinkA=0, shrinkB=0, connectionstyle=conn),
+        )  # fmt: skip
+        if e.label and e.src != "clients":
+            va = "top" if e.kind == "fallback" else "bottom"
+            ha = "right" if (e.kind == "call" and p0[0] != p1[0] and p0[1] != p1[1]) else "center"
+            ax.text(*lab_xy, e.label, ha=ha, va=va, fontsize=7, color=color)
+    for n in graph.nodes:
+        u, down = util[n.name]
+        x, y = n.xy
+        hatch = None
+        if n.name == "jimdb_mon" and not split:
+            face, txt = "#f7f7f7", "(not split)"
+        elif n.name == "clients":
+            face = "#e8eef7"
+            txt = f"{w['arrivals'][k] * MIN_MS / sc.step_ms / 1e6:.2f} M calls/min"
+        elif down:
+            face, txt, hatch = "#cccccc", "down", "xx"
+        else:
+            face, txt = cmap(norm(min(u, _UTIL_MAX))), f"{u:.2f}"
+        ax.add_patch(
+            FancyBboxPatch((x - _BOX_W / 2, y - _BOX_H / 2), _BOX_W, _BOX_H,
+                           boxstyle="round,pad=0,rounding_size=0.1", fc=face, ec="#333333", lw=1, hatch=hatch)
+        )  # fmt: skip
+        ax.text(x, y + 0.13, n.label, ha="center", va="center", fontsize=7.5, linespacing=1.0)
+        box = {"fc": "white", "ec": "none", "alpha": 0.8, "pad": 1} if hatch else None
+        ax.text(x, y - 0.26, txt, ha="center", va="center", fontsize=8, fontweight="bold", bbox=box)
+    ax.set_xlim(-0.05, 10.15)
+    ax.set_ylim(-0.15, 4.25)
+    ax.axis("off")
+    label = note if note is not None else f"minute {t_ms / MIN_MS:.0f}"
+    ax.text(-0.05, 4.25, label, ha="left", va="top", fontsize=9, fontweight="bold")
+    return ax
+
+
+def plot_graph_moments(run: Run, moments: list, *, graph: Graph = GATEWAY_GRAPH):
+    """The graph at several ``(t_ms, note)`` moments, one row each, with a colour bar."""
+    import matplotlib as mpl
+    import matplotlib.pyplot as plt
+
+    n = len(moments)
+    fig, axes = plt.subplots(n, 1, figsize=(8.0, 2.75 * n + 0.5), squeeze=False)
+    for ax, (t_ms, note) in zip(axes[:, 0], moments, strict=True):
+        plot_graph(run, t_ms, ax, graph=graph, note=note)
+    fig.subplots_adjust(left=0.01, right=0.99, top=0.99, bottom=0.45 / (2.75 * n + 0.5) + 0.04, hspace=0.05)
+    cax = fig.add_axes((0.3, 0.025, 0.4, 0.012))
+    sm = mpl.cm.ScalarMappable(norm=mpl.colors.Normalize(0.0, _UTIL_MAX), cmap=_UTIL_CMAP)
+    cb = fig.colorbar(sm, cax=cax, orientation="horizontal", extend="max")
+    cb.set_label(f"utilisation (offered / capacity); at {_UTIL_MAX:g} and above all the same red: read the number",
+                 fontsize=8)
+    cb.ax.tick_params(labelsize=7)
+    return fig
+
+
+def _alarm_lines(ax, run: Run, names=SEED_ALARM_ORDER, numbers=True):
+    """Dotted red lines at the alarms; numbers (1 = first in the seed's list) above the axis,
+    staggered when alarms come close together."""
+    span = run.scenario.horizon_ms / MIN_MS
+    last, level = -math.inf, 0
+    for i, name in enumerate(names, 1):
+        t = run.alarm_ms(name)
+        if math.isnan(t):
+            continue
+        x = t / MIN_MS
+        ax.axvline(x, color=COLORS["timeouts"], lw=0.8, ls=":", zorder=1)
+        if numbers:
+            level = level + 1 if x - last < 0.02 * span else 0
+            last = x
+            ax.annotate(str(i), (x, 1.0), xycoords=("data", "axes fraction"), xytext=(4 * level, 2 + 9 * level),
+                        textcoords="offset points", color=COLORS["timeouts"], fontsize=8, ha="center", va="bottom")
+
+
+def _fix_shade(ax, run: Run, label: bool):
+    """Shade the time the fixes are on, when they come on during the run."""
+    sc = run.scenario
+    if (sc.fixes.names() or sc.local_cache_hit_ratio) and 0 < sc.fixes_at_ms < sc.horizon_ms:
+        shade(ax, [(sc.fixes_at_ms / MIN_MS, sc.horizon_ms / MIN_MS)], kind="intervention",
+              label="fixes on" if label else None)  # fmt: skip
+        if label:
+            ax.legend(loc="lower left", fontsize=8)
+
+
+def plot_timelines(run: Run, *, alarms: bool = True):
+    """Each component against time (min), the seed's alarms marked 1–7 as dotted lines."""
+    import matplotlib.pyplot as plt
+
+    w, sc = run.windows, run.scenario
+    t = w["t"] / 60.0
+    per_min = MIN_MS / sc.step_ms / 1e6
+    fig, ax = plt.subplots(5, 1, figsize=(8.0, 10.5), sharex=True)
+    fig.subplots_adjust(top=0.95)
+    a = ax[0]
+    a.plot(t, w["arrivals"] * per_min, color=COLORS["offered"], lw=2, label="calls")
+    a.plot(t, w["served"] * per_min, color=COLORS["goodput"], lw=1.5, label="answered")
+    if w["rejected"].any():
+        a.plot(t, w["rejected"] * per_min, color=COLORS["rejected"], lw=1.5, label="rejected (token bucket)")
+    a.axhline(_SEED_PEAK_PER_MIN / 1e6, color=COLORS["capacity"], ls="--", lw=1.2, label="seed: 1.9 M/min")
+    decorate(a, ylabel="million calls/min", ylim=(0, None))
+    a = ax[1]
+    a.plot(t, w["gateway_cpu"] * 100, color=COLORS["offered"], lw=2, label="cpu, mean of live hosts")
+    a.plot(t, w["gateway_cpu_max"] * 100, color=COLORS["offered"], lw=0.8, alpha=0.6, label="cpu, hottest host")
+    a.plot(t, w["gc_share"] * 100, color=COLORS["wasted"], lw=1.5, label="young gc share of cpu")
+    a.plot(t, w["hosts_up"] / sc.hosts * 100, color=COLORS["capacity"], lw=1.5, label=f"hosts up (% of {sc.hosts})")
+    a.plot(t, w["heap_used"] * 100, color=COLORS["queue"], lw=1.5, ls="--", label="heap used, fullest host")
+    decorate(a, ylabel="gateway (%)", ylim=(0, 135))
+    a.set_yticks([0, 25, 50, 75, 100])
+    a.legend(loc="upper left", fontsize=7, ncol=3)
+    a = ax[2]
+    a.plot(t, w["jimdb_util"], color=COLORS["offered"], lw=2, label="hot shard: offered / capacity")
+    a.axhline(1.0, color=COLORS["capacity"], ls="--", lw=1.2)
+    down = w["jimdb_up"] == 0
+    spans = _spans(t, down)
+    shade(a, spans, label="failover (unavailable)")
+    decorate(a, ylabel="jimdb utilisation", ylim=(0, None))
+    a = ax[3]
+    a.plot(t, w["mysql_util"], color=COLORS["offered"], lw=2, label="offered / capacity")
+    a.axhline(1.0, color=COLORS["capacity"], ls="--", lw=1.2)
+    a.set_yscale("symlog", linthresh=1.0)
+    scans = w["full_scans"] > 0
+    if scans.any():
+        a.plot(t[scans], np.full(scans.sum(), 0.05), "|", color=COLORS["timeouts"], ms=6, label="full scans")
+    decorate(a, ylabel="mysql utilisation", ylim=(0, None))
+    a = ax[4]
+    a.plot(t, w["pending"] / 1e6, color=COLORS["queue"], lw=2, label="pending in gateway heaps")
+    a.plot(t, w["jmq_backlog"] / 1e6, color=COLORS["queue"], lw=1.5, ls="--", label="jmq backlog (not in es)")
+    bound = sc.log_buffer_mb * 1024.0 / sc.log_kb * sc.hosts / 1e6 if sc.log_kb > 0 else math.inf
+    if math.isfinite(bound):
+        a.axhline(bound, color=COLORS["queue"], lw=0.8, ls="-.", label="all log queues full")
+    decorate(a, xlabel="time (min)", ylabel="call logs (million)", ylim=(0, None))
+    a.legend(loc="upper left", fontsize=7)
+    a2 = a.twinx()
+    a2.plot(t, w["scans_running"] / 1e3, color=COLORS["timeouts"], lw=1.5, ls=":")
+    a2.set_ylabel("full scans mysql runs (thousand)", color=COLORS["timeouts"], fontsize=8)
+    a2.tick_params(axis="y", colors=COLORS["timeouts"], labelsize=8)
+    a2.set_ylim(0, None)
+    a2.grid(False)
+    a2.spines["right"].set_visible(True)
+    for a in ax:
+        a.set_xlim(t[0], t[-1])
+    if alarms:
+        for a in ax:
+            _alarm_lines(a, run, numbers=a is ax[0])
+    for a in ax:
+        _fix_shade(a, run, label=False)
+    fig.tight_layout()
+    return fig
+
+
+def _spans(t, mask):
+    """(start, end) runs of True in ``mask`` on axis ``t``."""
+    out = []
+    m = np.asarray(mask, dtype=bool)
+    if not m.any():
+        return out
+    d = np.diff(np.concatenate([[0], m.astype(int), [0]]))
+    starts, ends = np.flatnonzero(d == 1), np.flatnonzero(d == -1)
+    step = t[1] - t[0] if len(t) > 1 else 1.0
+    for s, e in zip(starts, ends, strict=True):
+        out.append((t[s], t[e - 1] + step))
+    return out
+
+
+def plot_fixes(comparison: FixComparison):
+    """Peak utilisation per component (left, colour = utilisation, red above 1) and the share of
+    calls answered (right), one row per variant."""
+    import matplotlib as mpl
+    import matplotlib.pyplot as plt
+
+    rows = comparison.rows()
+    labels = [r["label"] for r in rows]
+    cols = ["gateway", "jimdb", "mysql", "jmq"]
+    m = np.array([[r["peaks"][c] for c in cols] for r in rows])
+    fig, (a0, a1) = plt.subplots(1, 2, figsize=(8.0, 0.36 * len(rows) + 1.2), width_ratios=[1.5, 1])
+    a0.imshow(np.minimum(m, _UTIL_MAX), cmap=_UTIL_CMAP, norm=mpl.colors.Normalize(0, _UTIL_MAX), aspect="auto")
+    for i in range(m.shape[0]):
+        for j in range(m.shape[1]):
+            v = m[i, j]
+            big = cols[j] == "gateway" and v >= MAX_UTIL
+            txt = f"≥{MAX_UTIL:.0f}" if big else (f"{v:.1f}" if v >= 10 else f"{v:.2f}")
+            a0.text(j, i, txt, ha="center", va="center", fontsize=8)
+    a0.set_xticks(range(len(cols)), [f"{c}" for c in cols])
+    a0.set_yticks(range(len(labels)), labels)
+    a0.xaxis.tick_top()
+    a0.grid(False)
+    a0.set_xlabel("peak utilisation (offered / capacity)")
+    shares = np.array([[r["flood"][k] for k in ("answered", "refused", "failed")] for r in rows]) * 100
+    left = np.zeros(len(rows))
+    y = np.arange(len(rows))
+    for j, (key, color) in enumerate(
+        (("answered", COLORS["goodput"]), ("refused fast", COLORS["rejected"]), ("failed", COLORS["timeouts"]))
+    ):
+        a1.barh(y, shares[:, j], left=left, color=color, height=0.6, label=key)
+        left += shares[:, j]
+    for i, s_ in enumerate(shares[:, 0]):
+        a1.text(2, i, f"{s_:.1f}", va="center", fontsize=8, color="white", fontweight="bold")
+    a1.set_ylim(len(rows) - 0.5, -0.5)
+    a1.set_yticks([])
+    a1.set_xlim(0, 100)
+    a1.legend(loc="upper center", bbox_to_anchor=(0.45, -0.16), ncol=2, fontsize=8)
+    start = comparison.runs[rows[0]["label"]].scenario.ramp_mid_ms / MIN_MS
+    a1.set_xlabel(f"calls from minute {start:.0f} on (%)")
+    fig.tight_layout()
+    return fig
+
+
+def plot_compact(run: Run, ax=None):
+    """Three panels for the widget: calls (answered, refused, failed), the gateway (hottest host's
+    CPU, hosts up) and the utilisation of jimdb, MySQL and JMQ; the seed's alarms dotted."""
+    import matplotlib.pyplot as plt
+
+    w, sc = run.windows, run.scenario
+    t = w["t"] / 60.0
+    per_min = MIN_MS / sc.step_ms / 1e6
+    if ax is None:
+        fig, ax = plt.subplots(3, 1, figsize=(8.0, 6.6), sharex=True)
+    fig = ax[0].figure
+    a = ax[0]
+    a.plot(t, w["arrivals"] * per_min, color=COLORS["offered"], lw=2, label="calls")
+    a.plot(t, w["served"] * per_min, color=COLORS["goodput"], lw=1.5, label="answered")
+    a.plot(t, (w["failed"] + w["timeouts"]) * per_min, color=COLORS["timeouts"], lw=1.2, label="failed")
+    if w["rejected"].any():
+        a.plot(t, w["rejected"] * per_min, color=COLORS["rejected"], lw=1.2, label="refused fast")
+    decorate(a, ylabel="million calls/min", ylim=(0, None))
+    a.legend(loc="upper left", fontsize=8)
+    a = ax[1]
+    a.plot(t, w["gateway_cpu_max"] * 100, color="#000000", lw=1.5, label="cpu, hottest host")
+    a.plot(t, w["hosts_up"] / sc.hosts * 100, color="#7f7f7f", lw=1.5, ls="--", label=f"hosts up (% of {sc.hosts})")
+    decorate(a, ylabel="gateway (%)", ylim=(0, 105))
+    a.legend(loc="lower left", fontsize=8)
+    a = ax[2]
+    a.plot(t, np.minimum(w["jimdb_util"], 3), color="#000000", lw=1.5, label="jimdb hot shard")
+    a.plot(t, np.minimum(w["mysql_util"], 3), color="#000000", lw=1.2, ls="--", label="mysql (clipped at 3)")
+    a.plot(t, np.minimum(w["jmq_util"], 3), color="#7f7f7f", lw=1.5, ls=":", label="jmq")
+    a.axhline(1.0, color=COLORS["capacity"], lw=1, ls="-", alpha=0.5)
+    decorate(a, xlabel="time (min)", ylabel="offered / capacity (≤ 3)", ylim=(0, 3.7))
+    a.legend(loc="upper left", fontsize=8, ncol=3)
+    for a in ax:
+        a.set_xlim(t[0], t[-1])
+        _alarm_lines(a, run, numbers=a is ax[0])
+        _fix_shade(a, run, label=a is ax[1])
+    fig.tight_layout()
+    return ax
+
