@@ -17,6 +17,7 @@ from hotkeylab.metastable import (
     SEED_INCIDENT,
     RetryPolicy,
     Scenario,
+    closed_form,
     closed_forms,
     fluid,
     lesson,
@@ -175,7 +176,7 @@ def test_trigger_boundary():
     assert np.all(np.diff(b) < 0) and np.all(np.isfinite(b))
     assert b[0] == pytest.approx(closed_forms(SEED_INCIDENT)["effective_queue_two_owners"]
                                  / closed_forms(SEED_INCIDENT)["growth_two_owners"])
-    grid = lesson._boundary_grid(xs, np.array([600.0, 800.0]), SEED_INCIDENT)
+    grid = closed_form.trigger_boundary_grid(xs, np.array([600.0, 800.0]), SEED_INCIDENT)
     assert grid[0] == pytest.approx(b)
     assert grid[1, 0] == pytest.approx(lesson.trigger_boundary_s(27.0, user_rate_per_s=800.0))
 

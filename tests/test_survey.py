@@ -10,7 +10,15 @@ import pytest
 from hotkeylab import capacity
 from hotkeylab.exercise_sets import nb04a_mitigations as ex
 from hotkeylab.exercises import check, ids
-from hotkeylab.metastable import SEED_INCIDENT, SEED_RETRY, RetryPolicy, lesson, survey, verdicts
+from hotkeylab.metastable import (
+    SEED_INCIDENT,
+    SEED_RETRY,
+    RetryPolicy,
+    closed_forms,
+    lesson,
+    survey,
+    verdicts,
+)
 
 S = lesson.SHORT_INCIDENT
 
@@ -82,7 +90,7 @@ def test_user_rate_for_batches_inverts_the_batcher():
 
 def test_storm_exit_and_drain_edge():
     mu = capacity.tps_ceiling(S.batch_ms)
-    q_eff = lesson.closed_forms(S)["effective_queue_one_owner"]
+    q_eff = closed_forms(S)["effective_queue_one_owner"]
     t = survey.storm_exit_s(S, 250.0, 1.0)
     assert t == pytest.approx((250.0 - q_eff) / (mu - capacity.batcher_batch_rate(survey.peak_rate(S))))
     assert math.isinf(survey.storm_exit_s(S, 250.0, 2.0))  # the storm sustains itself

@@ -16,6 +16,7 @@ from ..metastable import (
     effective_timeout_queue,
 )
 from ..metastable.analysis import BLOCK_S, RECOVERY_SHARE
+from ..metastable.closed_form import band_user_rates
 from ..validate import check_int, check_number
 from .scenario import (
     BUDGET,
@@ -84,12 +85,10 @@ def band(sc: Scenario) -> tuple[float, float]:
 
     Upper edge: the user rate whose batches alone fill the thread. Lower edge: the rate at which
     the storm (each request sent ``R + 1`` times, R the retries that fit in the patience) still
-    fills it: ``hi / (R + 1)`` (``lesson.band_user_rates``). A percentage budget caps the retries
+    fills it: ``hi / (R + 1)`` (``metastable.closed_form.band_user_rates``). A percentage budget caps the retries
     at ``p·λ + min_per_s``, so the storm also needs ``(1 + p)·λ + min ≥ hi``: the lower edge is
     the larger of the two."""
-    from ..metastable import lesson  # the band's edges live with 04's lesson (it loads plotting)
-
-    lo, hi = lesson.band_user_rates(sc)
+    lo, hi = band_user_rates(sc)
     b = _budget_of(sc)
     if b is not None:
         lo = max(lo, (hi - b.min_per_s) / (1.0 + b.percent))

@@ -4,9 +4,7 @@
 from __future__ import annotations
 
 from .. import plotting
-from ..metastable import (
-    lesson,
-)
+from ..metastable.figures_story import small_multiples
 from ..plotting import COLORS
 from .model import Report
 from .scenario import (
@@ -48,7 +46,7 @@ def plot_zones(rep: Report, ax=None, *, xmax: float | None = None):
 
 
 def plot_runs(rep: Report, *, ncols: int = 2):
-    """The simulated trigger, one small timeline per run (``lesson.small_multiples``)."""
+    """The simulated trigger, one small timeline per run (``metastable.figures_story.small_multiples``)."""
     if not rep.runs:
         raise ValueError("runs must not be empty: call report(..., runs=True)")
-    return lesson.small_multiples(rep.runs, ncols=min(ncols, len(rep.runs)))
+    return small_multiples(rep.runs, ncols=min(ncols, len(rep.runs)))

@@ -1,6 +1,6 @@
 """Exercises of notebook 04 · Metastable retry storms. Each asks for a case the notebook does not
 print; expected answers come from :mod:`hotkeylab.capacity`, :func:`hotkeylab.metastable.closed_forms`
-and :mod:`hotkeylab.metastable.lesson`; nothing is typed in."""
+and :mod:`hotkeylab.metastable.closed_form`; nothing is typed in."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from dataclasses import replace
 
 from .. import capacity
 from ..exercises import as_number, close_to, exercise
-from ..metastable import SEED_INCIDENT, effective_timeout_queue, lesson
+from ..metastable import SEED_INCIDENT, closed_form, effective_timeout_queue
 
 _SC = SEED_INCIDENT
 _LAM_PEAK = _SC.user_rate_per_s * _SC.peak.factor
@@ -35,7 +35,7 @@ def band_edge_at_patience() -> float:
     """Lowest user rate (requests/s) at which a storm sustains itself with one owner, when users
     keep retrying for :data:`PATIENCE_MS`: batcher_batch_rate((R + 1) λ) = 1000 / N."""
     sc = replace(_SC, retry=replace(_SC.retry, patience_ms=PATIENCE_MS))
-    return lesson.band_user_rates(sc, retries=retries_within(PATIENCE_MS))[0]
+    return closed_form.band_user_rates(sc, retries=retries_within(PATIENCE_MS))[0]
 
 
 def limit_for_far_owner() -> int:
@@ -70,7 +70,7 @@ def worst_wait_behind_limit_ms() -> float:
 def _band_edge_patience(answer):
     r = retries_within(PATIENCE_MS)
     a = as_number(answer)
-    one_retry = lesson.band_user_rates(_SC, retries=1)[0]
+    one_retry = closed_form.band_user_rates(_SC, retries=1)[0]
     if a is not None and math.isclose(a, one_retry, rel_tol=0.02):
         return False, (f"{a:.0f}/s is the edge with one retry (300 ms patience); {PATIENCE_MS:g} ms leaves room "
                        f"for {r} retries after {_SC.timeout_ms:g} ms timeouts.")
@@ -103,7 +103,7 @@ def _drain_partial_degrade(answer):
     if a is not None and math.isclose(a, DRAIN_QUEUE / mu, rel_tol=0.02):
         return False, (f"{a:g} s is Q/μ, the drain with no users at all; {100 * DEGRADE_KEEP:.0f}% of the users still "
                        "make batches (and few rows per batch: the timer closes them).")
-    if a is not None and math.isclose(a, lesson.drain_time_s(DRAIN_QUEUE, DEGRADE_KEEP * _LAM_PEAK, _SC),
+    if a is not None and math.isclose(a, closed_form.drain_time_s(DRAIN_QUEUE, DEGRADE_KEEP * _LAM_PEAK, _SC),
                                       rel_tol=0.02):
         return False, (f"{a:g} s counts each kept request once; behind the backlog it times out and is retried "
                        "once, so the kept users send (R + 1) attempts each.")

@@ -1,5 +1,5 @@
 """Exercises of notebook 04a · Retry storms: the mitigations surveyed. Expected answers come from
-:mod:`hotkeylab.metastable.survey` and :mod:`hotkeylab.metastable.lesson`; nothing is typed in."""
+:mod:`hotkeylab.metastable.closed_form` and :mod:`hotkeylab.metastable.presets`; nothing is typed in."""
 
 from __future__ import annotations
 
@@ -7,15 +7,14 @@ import math
 from dataclasses import replace
 
 from ..exercises import as_number, close_to, exercise
-from ..metastable import SEED_QUEUE_LIMIT, survey
-from ..metastable import lesson as L
+from ..metastable import SEED_QUEUE_LIMIT, closed_form, presets
 
-_SC = L.SHORT_INCIDENT
+_SC = presets.SHORT_INCIDENT
 #: The policy of exercise 1: the seed's interval (0–50 ms) and patience, capped at this many attempts.
 CAP_ATTEMPTS = 4
 #: Exercise 2: the backlog (a full queue) and the length of the stretch window (seconds).
 STRETCH_QUEUE = float(SEED_QUEUE_LIMIT)
-STRETCH_WINDOW_S = L.ACT_FOR_MS / 1e3
+STRETCH_WINDOW_S = presets.ACT_FOR_MS / 1e3
 
 
 def capped_policy():
@@ -25,13 +24,13 @@ def capped_policy():
 
 def capped_attempts() -> float:
     """Attempts a user request makes in the storm (every attempt timing out) under :func:`capped_policy`."""
-    return survey.storm_attempts(capped_policy(), _SC.timeout_ms)
+    return closed_form.storm_attempts(capped_policy(), _SC.timeout_ms)
 
 
 def stretch_factor() -> float:
     """Smallest stretch of the retry interval with which a window of :data:`STRETCH_WINDOW_S` takes
     a full queue back below the timeout threshold at the peak."""
-    return survey.stretch_needed(_SC, STRETCH_QUEUE, STRETCH_WINDOW_S)
+    return closed_form.stretch_needed(_SC, STRETCH_QUEUE, STRETCH_WINDOW_S)
 
 
 @exercise("04a.capped_attempts")
@@ -53,11 +52,11 @@ def _stretch_factor(answer):
     a = as_number(answer)
     expected = stretch_factor()
     # the factor at which the storm's demand just equals the capacity: necessary, not enough
-    ceiling = survey.attempts_ceiling(_SC)
+    ceiling = closed_form.attempts_ceiling(_SC)
     lo, hi = 1.0, 1000.0
     for _ in range(40):
         mid = math.sqrt(lo * hi)
-        lo, hi = (lo, mid) if survey.storm_attempts(_SC.retry, _SC.timeout_ms, stretch=mid) < ceiling else (mid, hi)
+        lo, hi = (lo, mid) if closed_form.storm_attempts(_SC.retry, _SC.timeout_ms, stretch=mid) < ceiling else (mid, hi)
     if a is not None and math.isclose(a, hi, rel_tol=0.05) and not math.isclose(hi, expected, rel_tol=0.05):
         return False, (f"{a:g} only brings the storm's demand down to the capacity: the queue then stops "
                        "growing but does not shrink. It must also fall back below the threshold within "

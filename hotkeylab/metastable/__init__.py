@@ -1,4 +1,28 @@
-"""04 · Metastable retry storms (seed 000): the model, two engines, mitigations, analysis.
+"""04 · Metastable retry storms (seed 000): a hot key's queue passes the client timeout and
+stays there after the trigger is gone.
+
+The seed's incident: the month-start peak (+20%) while the key's row lock is shared with a second
+owner in datacentre C (merged commits of 27 ms instead of N = 16 ms); the queue on the hot-key
+thread grows past M/N, every attempt times out and is retried, and after C is isolated the retries
+alone keep the thread full ("只能等积压队列慢慢消化"). A retry storm is a metastable state: the
+same load is healthy from below and stuck from above.
+
+Where to start reading
+----------------------
+1. :mod:`.model` (model.py, the SimPy engine): the actors (users, client, batcher, hot-key thread,
+   restarter), one process function each; :mod:`.core` holds the rules and counts both engines
+   share, :mod:`.scenario` the parameters with their seed sentences and the presets.
+2. :mod:`.analysis` (the seed's arithmetic: ``closed_forms``, the recovery criterion),
+   :mod:`.closed_form` (the bistable band, drain times, the storm's work, a restart's wave, the
+   phase boundary) and :mod:`.fluid` (the fluid model and its fixed points).
+3. For the notebooks: :mod:`.presets` (the short clock), :mod:`.mitigations` (the fixes compared),
+   :mod:`.experiments` (phase cells, hysteresis, the drain from the bound), :mod:`.verdicts`
+   (counts over 20 seeds, committed as a CSV), the figures (:mod:`.figures`,
+   :mod:`.figures_story`, :mod:`.figures_phase`, :mod:`.figures_survey`) and :mod:`.widgets`.
+   :mod:`.lesson` (notebook 04) and :mod:`.survey` (notebook 04a) gather these names.
+The fast engines (:mod:`.engine_fast`, :mod:`.engine_chunked`) are tuned for speed and give the
+same windows for the same scenario and seed; read them last, if at all. Figures, mitigations,
+experiments and widgets load on first use (they import matplotlib, tqdm or ipywidgets).
 
 >>> from dataclasses import replace
 >>> from hotkeylab.metastable import SEED_INCIDENT, RetryPolicy, simulate
@@ -8,10 +32,26 @@
 
 from __future__ import annotations
 
+from ..lazy import lazy_exports
 from ..sim import check_seed
 from ..validate import check_choice
 from .analysis import closed_forms, drain_time_s, effective_timeout_queue, recovery, summarise
+from .closed_form import (
+    attempts_ceiling,
+    band_user_rates,
+    drain_edge_rate,
+    peak_rate,
+    restart_limit_rate,
+    restart_wave,
+    storm_attempts,
+    storm_demand,
+    storm_exit_s,
+    stretch_needed,
+    trigger_boundary_s,
+    user_rate_for_batches,
+)
 from .core import Run
+from .presets import ACT_FOR_MS, ACT_MS, FULL_QUEUE_600, SHORT_INCIDENT
 from .scenario import (
     DEGRADED,
     NORMAL,
@@ -26,6 +66,19 @@ from .scenario import (
     Scenario,
     Window,
 )
+
+# the fixes, the live experiments, figures and the widget load on first use (tqdm, matplotlib, ipywidgets)
+_LAZY = {
+    **dict.fromkeys(("MITIGATIONS", "GROUPS", "Mitigation", "mitigate", "compare", "comparison_rows",
+                     "comparison_markdown", "restart_scenario", "restart_run"), "mitigations"),
+    **dict.fromkeys(("drain_from_bound", "queue_at", "cell_scenario", "phase_cell", "hysteresis_point",
+                     "hysteresis"), "experiments"),
+    **dict.fromkeys(("story", "story_panels", "onset", "small_multiples"), "figures_story"),
+    **dict.fromkeys(("phase_figure", "plot_phase_load", "plot_hysteresis"), "figures_phase"),
+    **dict.fromkeys(("plot_survey", "plot_backoff", "plot_restart_zoom"), "figures_survey"),
+    **dict.fromkeys(("pipeline_diagram", "incident_figure", "batcher_rate_figure", "verdict_table"), "figures"),
+    **dict.fromkeys(("WhatIf", "whatif_controls"), "widgets"),
+}
 
 __all__ = [
     "Scenario",
@@ -47,7 +100,26 @@ __all__ = [
     "drain_time_s",
     "recovery",
     "summarise",
+    "SHORT_INCIDENT",
+    "ACT_MS",
+    "ACT_FOR_MS",
+    "FULL_QUEUE_600",
+    "peak_rate",
+    "user_rate_for_batches",
+    "band_user_rates",
+    "storm_attempts",
+    "storm_demand",
+    "attempts_ceiling",
+    "storm_exit_s",
+    "stretch_needed",
+    "drain_edge_rate",
+    "restart_wave",
+    "restart_limit_rate",
+    "trigger_boundary_s",
+    *_LAZY,
 ]
+
+__getattr__, __dir__ = lazy_exports(__name__, _LAZY, globals())
 
 
 def simulate(scenario: Scenario, engine: str = "fast", seed: int = 0) -> Run:

@@ -29,9 +29,12 @@ from pathlib import Path
 
 import numpy as np
 
+from ..sweep import run as sweep_run
 from ..validate import check_choice
-from . import DEGRADED, NORMAL, SEED_INCIDENT, RetryPolicy, Scenario, Window, simulate, survey
-from . import lesson as L
+from . import simulate
+from .mitigations import MITIGATIONS, mitigate, restart_scenario
+from .presets import ACT_FOR_MS, ACT_MS, SHORT_INCIDENT
+from .scenario import DEGRADED, NORMAL, SEED_INCIDENT, SEED_RETRY, RetryPolicy, Scenario, Window
 
 __all__ = ["SEEDS", "DATA", "Experiment", "EXPERIMENTS", "Count", "fingerprint", "run_row", "compute",
            "write", "load", "HEALTHY_SHARE"]
@@ -71,13 +74,13 @@ class Experiment:
 
 def _backoff_policy(attempts: int, kind: str, patience_ms: float) -> RetryPolicy:
     if kind == "constant":  # the seed's interval, 0–50 ms, with a cap on attempts
-        return replace(L.SEED_RETRY, max_attempts=attempts, patience_ms=patience_ms)
+        return replace(SEED_RETRY, max_attempts=attempts, patience_ms=patience_ms)
     return RetryPolicy(max_attempts=attempts, base_ms=100.0, multiplier=2.0, cap_ms=1_000.0, jitter="full",
                        patience_ms=patience_ms)
 
 
 def _experiments() -> dict[str, Experiment]:
-    S, act, act_for = L.SHORT_INCIDENT, L.ACT_MS, L.ACT_FOR_MS
+    S, act, act_for = SHORT_INCIDENT, ACT_MS, ACT_FOR_MS
     ex = [
         Experiment("seed", "the seed's incident: isolation only", SEED_INCIDENT),
         Experiment("seed_unbounded", "… with no queue bound", replace(SEED_INCIDENT, queue_limit=None)),
@@ -98,10 +101,10 @@ def _experiments() -> dict[str, Experiment]:
                              replace(SEED_INCIDENT, user_rate_per_s=lam)))
     ex += [
         Experiment("short", "short clock: isolation only", S),
-        Experiment("short_degrade", "degrade upstream for 30 s", L.mitigate("degrade", S)),
-        Experiment("short_restart", "restart the server (queue cleared)", L.mitigate("restart", S)),
+        Experiment("short_degrade", "degrade upstream for 30 s", mitigate("degrade", S)),
+        Experiment("short_restart", "restart the server (queue cleared)", mitigate("restart", S)),
         Experiment("short_restart_patience_600", "restart, users with 600 ms of patience",
-                   survey.restart_scenario(600.0), notebook="04a"),
+                   restart_scenario(600.0), notebook="04a"),
         Experiment("short_no_retries", "no retries", replace(S, retry=RetryPolicy(max_attempts=1))),
         Experiment("short_leader", "leader/follower group commit (no timer)", replace(S, batcher="leader")),
     ]
@@ -116,7 +119,7 @@ def _experiments() -> dict[str, Experiment]:
     for b in INTERVAL_MS:
         ex.append(Experiment(f"short_interval_{b:.0f}", f"retry interval 0–{b:.0f} ms",
                              replace(S, retry=replace(S.retry, base_ms=b, cap_ms=b))))
-    for name, m in L.MITIGATIONS.items():
+    for name, m in MITIGATIONS.items():
         ex.append(Experiment(f"mit_{name}", m.label, m.apply(S), notebook="04a"))
     for a in BACKOFF_ATTEMPTS:
         for kind in BACKOFF_KINDS:
@@ -170,8 +173,6 @@ def run_row(name: str, seed: int) -> dict:
 def compute(names: Iterable[str] | None = None, seeds: int = SEEDS, executor=None, progress: bool = True) -> list[dict]:
     """Rows for ``names`` (default: all) × seeds 0..seeds−1, through :func:`hotkeylab.sweep.run`
     (a process pool by default) with a tqdm bar."""
-    from ..sweep import run as sweep_run
-
     names = list(EXPERIMENTS) if names is None else list(names)
     params = [{"name": n, "seed": s} for n in names for s in range(seeds)]
     return sweep_run(run_row, params, executor=executor, progress=progress, label="verdicts")
