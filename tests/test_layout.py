@@ -16,14 +16,16 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 PKG = ROOT / "hotkeylab"
-PACKAGES = ["lock_timer", "rtt", "capstone", "lost_timeouts", "pending_records"]
+PACKAGES = [
+    "lock_timer", "rtt", "capstone", "lost_timeouts", "pending_records",
+    "routing", "fault_tolerance", "gateway_cascade",
+]
 PARTS = ("scenario.py", "model.py", "closed_form.py", "figures.py", "lesson.py", "__init__.py")
 MAX_LINES = 400
 FAST_ENGINES = {"metastable/engine_chunked.py", "metastable/engine_fast.py"}
 LEGACY = {
-    "fault_tolerance.py", "gateway_cascade.py", "routing.py",
     "db_lab.py", "hot_row.py",
-    "metastable/lesson.py", "metastable/core.py", "metastable/survey.py",
+    "metastable/core.py",
 }
 
 

@@ -26,13 +26,15 @@ import numpy as np
 
 from .. import capacity
 from ..csvdata import read_commented_csv, write_commented_csv
-from ..metastable import Scenario, simulate
+from ..metastable import Scenario, Window, simulate
 from ..metastable.analysis import recovery
+from ..validate import check_number
 from .ledger import WINDOW_KEYS, Ledger
 from .scenario import SCALE, TURNS, check_supported, scaled, turn_scenario
 
 __all__ = ["SEEDS", "TOLERANCE", "MeasuredRun", "model_scenario", "measured_verdict", "turn_times",
-           "compare_turn", "write_runs", "load_runs", "RUNS_CSV", "TIMELINE_CSV"]
+           "compare_turn", "write_runs", "load_runs", "RUNS_CSV", "TIMELINE_CSV", "storm_attempts_per_user",
+           "post_degrade_load", "commit_dips", "with_stall"]
 
 DATA_DIR = Path(__file__).resolve().parent.parent / "data"
 RUNS_CSV = DATA_DIR / "stack_lab_runs.csv"
@@ -218,3 +220,77 @@ def measured_growth(sc: Scenario, windows: dict, low: float = 1.0, high_share: f
     if keep.sum() < 2:
         return math.nan
     return float(np.polyfit(t[keep], q[keep], 1)[0])
+
+
+# --------------------------------------------------------------------------- the degrade relapse
+def storm_attempts_per_user(sc: Scenario) -> tuple[int, int]:
+    """Attempts one user request makes when every attempt times out, as ``(fewest, most)``.
+
+    Retry k (k ≥ 1) starts after k timeouts and k delays, and is sent while that is within the
+    patience (the load generator's rule, 04's model's): always when ``k (M + cap) ≤ patience``,
+    never when ``k (M + min_delay) > patience``. Equal bounds mean every user makes that many."""
+    r, m = sc.retry, sc.timeout_ms
+    if math.isinf(r.patience_ms) or math.isinf(m):
+        raise ValueError(f"storm_attempts_per_user needs a finite patience and timeout, got patience_ms="
+                         f"{r.patience_ms}, timeout_ms={m}")
+    if r.multiplier != 1.0:
+        raise ValueError(f"storm_attempts_per_user needs retry.multiplier 1 (the seed's: no backoff), got {r.multiplier}")
+    longest = max(min(r.base_ms, r.cap_ms), r.min_delay_ms)
+    lo = 1 + int(r.patience_ms // (m + longest))
+    hi = 1 + int(r.patience_ms // (m + r.min_delay_ms))
+    if not math.isinf(r.max_attempts):
+        lo, hi = min(lo, int(r.max_attempts)), min(hi, int(r.max_attempts))
+    return lo, hi
+
+
+def post_degrade_load(run) -> dict:
+    """Closed forms for the configuration after the degrade, on the stack and in 04's model alike.
+
+    After the isolation the load generator sends every user to B, whose batcher and thread carry
+    them alone; 04's model (``owner_queues``) has one batcher and B's thread: the same
+    configuration. Healthy, the users make ``batch_demand(λ)`` batches/s; in the storm every user
+    comes ``a`` times (:func:`storm_attempts_per_user`), ``batch_demand(a λ)``; B commits 1000/N_B."""
+    sc = model_scenario(run)
+    lam = sc.user_rate_per_s * (sc.peak.factor if sc.peak is not None else 1.0)
+    lo, hi = storm_attempts_per_user(sc)
+    mu = capacity.tps_ceiling(sc.batch_ms)
+    return {"rate_per_s": lam, "capacity_per_s": mu, "healthy_per_s": batch_demand(sc, lam),
+            "storm_attempts": (lo, hi), "storm_per_s": batch_demand(sc, lam * lo),
+            "rows_per_batch_healthy": capacity.batcher_mean_batch_size(lam, sc.batch_max_rows, sc.batch_max_wait_ms),
+            "rows_per_batch_storm": capacity.batcher_mean_batch_size(lam * lo, sc.batch_max_rows,
+                                                                     sc.batch_max_wait_ms)}
+
+
+def commit_dips(sc: Scenario, windows: dict) -> list[tuple[float, float, float]]:
+    """Windows that start healthy at the peak, one owner, traffic on, and commit fewer batches than
+    the users make: ``(t_s, batches/s committed, batches/s the users made)`` for each such window,
+    largest shortfall first. *Starts healthy*: the window before had no timeout, no rejection and
+    less than one batch waiting. The users' batches are ``batch_demand`` of the window's offered rate."""
+    t = np.asarray(windows["t"], dtype=float)
+    b, o = np.asarray(windows["batches"], dtype=float), np.asarray(windows["offered"], dtype=float)
+    to, rj, q = (np.asarray(windows[k], dtype=float) for k in ("timeouts", "rejected", "queue"))
+    out = []
+    for i in range(1, len(t)):
+        t_ms = t[i] * 1000.0
+        ends_ms = t_ms + sc.window_ms
+        if sc.peak is None or not sc.peak.start_ms <= t_ms or ends_ms > sc.horizon_ms:
+            continue
+        if any(w is not None and w.start_ms < ends_ms and t_ms - sc.window_ms < w.end_ms
+               for w in (sc.second_owner, sc.degrade, sc.slow_db)):
+            continue
+        if to[i - 1] > 0 or rj[i - 1] > 0 or q[i - 1] >= 1.0 or o[i] <= 0:
+            continue
+        demand = batch_demand(sc, float(o[i]))
+        if b[i] < demand:
+            out.append((float(t[i]), float(b[i]), demand))
+    return sorted(out, key=lambda x: x[1] - x[2])
+
+
+def with_stall(run, start_s: float, end_s: float, factor: float) -> Scenario:
+    """The model's scenario beside ``run`` with every merged commit started in ``[start_s, end_s)``
+    (stack clock) taking ``factor`` × its N: 04's ``slow_db``, a slow stretch of commits."""
+    check_number("factor", factor, low=1.0, high=100.0)
+    sc = model_scenario(run)
+    check_number("start_s", start_s, low=0.0, high=sc.horizon_ms / 1000.0)
+    check_number("end_s", end_s, low=start_s, low_open=True, high=sc.horizon_ms / 1000.0)
+    return replace(sc, slow_db=Window(start_s * 1000.0, end_s * 1000.0, float(factor)))

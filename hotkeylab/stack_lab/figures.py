@@ -14,7 +14,7 @@ from .. import capacity, plotting
 from ..plotting import COLORS
 from .scenario import TURN_LABELS
 
-__all__ = ["turn_panels", "four_turns", "ledger_bars"]
+__all__ = ["turn_panels", "four_turns", "ledger_bars", "legend_entries"]
 
 
 def _shade(ax, sc, horizon_s):
@@ -64,6 +64,15 @@ def turn_panels(run, models, axes, *, legend: bool = False):
     return top, bot
 
 
+def legend_entries(axes):
+    """``(handles, labels)`` of every labelled artist on ``axes``, each label once, in drawing order."""
+    seen: dict = {}
+    for ax in axes:
+        for h, lab in zip(*ax.get_legend_handles_labels(), strict=True):
+            seen.setdefault(lab, h)
+    return list(seen.values()), list(seen)
+
+
 def four_turns(runs, comparisons):
     """The four turns in columns; rows share their y axis (requests/s above, batches below); the
     turns have different lengths, so the x axes are not shared."""
@@ -73,7 +82,10 @@ def four_turns(runs, comparisons):
     fig, axes = plt.subplots(2, n, figsize=(3.4 * n + 2.6, 5.6), sharey="row", layout="constrained")
     axes = np.asarray(axes).reshape(2, n)
     for k, (run, cmp) in enumerate(zip(runs, comparisons, strict=True)):
-        turn_panels(run, cmp["models"], (axes[0, k], axes[1, k]), legend=(k == n - 1))
+        turn_panels(run, cmp["models"], (axes[0, k], axes[1, k]))
+    for row in axes:  # one legend per row, with every entry of every column (the last turn has no degrade)
+        handles, labels = legend_entries(row)
+        row[-1].legend(handles, labels, loc="upper left", bbox_to_anchor=(1.02, 1.0), fontsize=8)
     axes[0, 0].set_ylabel("per second")
     axes[1, 0].set_ylabel("queue (batches)")
     return fig, axes
