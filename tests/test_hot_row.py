@@ -245,19 +245,18 @@ def test_simpy_and_fast_engines_give_the_same_waits(rho, cv):
 
 
 # --------------------------------------------------------------------------- determinism, bounds
-def test_same_seed_same_result_other_seed_other_result():
-    a = simulate_group_commit(SEED_GROUP_COMMIT, seed=9, horizon_ms=5_000.0, warmup_ms=500.0)
-    b = simulate_group_commit(SEED_GROUP_COMMIT, seed=9, horizon_ms=5_000.0, warmup_ms=500.0)
-    c = simulate_group_commit(SEED_GROUP_COMMIT, seed=10, horizon_ms=5_000.0, warmup_ms=500.0)
-    assert a.summary == b.summary and a.ledger == b.ledger
-    np.testing.assert_array_equal(a.latency_ms, b.latency_ms)
-    assert a.summary != c.summary
+def test_same_seed_same_transactions_other_seed_other_result():
+    # the contract suite compares ledgers and windows; here: every lock interval and latency
     t1 = simulate_threads(SEED_ROW, seed=4, threads=5, hold_cv=0.3)
     t2 = simulate_threads(SEED_ROW, seed=4, threads=5, hold_cv=0.3)
     assert t1.holds == t2.holds and t1.summary == t2.summary
+    np.testing.assert_array_equal(t1.latency_ms, t2.latency_ms)
+    a = simulate_group_commit(SEED_GROUP_COMMIT, seed=9, horizon_ms=5_000.0, warmup_ms=500.0)
+    b = simulate_group_commit(SEED_GROUP_COMMIT, seed=10, horizon_ms=5_000.0, warmup_ms=500.0)
+    assert a.summary != b.summary
     o1 = simulate_open_loop(SEED_LOCK, seed=4, engine="fast")
-    o2 = simulate_open_loop(SEED_LOCK, seed=4, engine="fast")
-    np.testing.assert_array_equal(o1.wait_ms, o2.wait_ms)
+    o2 = simulate_open_loop(SEED_LOCK, seed=5, engine="fast")
+    assert o1.wait_ms.size != o2.wait_ms.size or not np.array_equal(o1.wait_ms, o2.wait_ms)
 
 
 def test_overload_ends_at_the_horizon_with_the_books_balanced():
@@ -345,13 +344,10 @@ def test_open_loop_ledger_balances(rho, hold_ms, hold_cv, horizon_ms, engine, se
 @pytest.mark.parametrize(
     "make,name",
     [
-        (lambda: HotRow(rtt_ms=-1), "rtt_ms"),
         (lambda: HotRow(threads=0), "threads"),
-        (lambda: HotRow(hold_cv=math.nan), "hold_cv"),
         (lambda: HotRow(warmup_ms=2000.0), "warmup_ms"),
         (lambda: HotRow(rtt_ms=0, statement_ms=0), "rtt_ms"),
         (lambda: GroupCommit(max_rows=0), "max_rows"),
-        (lambda: GroupCommit(max_wait_ms=-5), "max_wait_ms"),
         (lambda: GroupCommit(commit_ms=0), "commit_ms"),
         (lambda: GroupCommit(per_batch_ms=17.0), "per_batch_ms"),
         (lambda: GroupCommit(outside_ms=3.0), "outside_ms"),
@@ -359,7 +355,6 @@ def test_open_loop_ledger_balances(rho, hold_ms, hold_cv, horizon_ms, engine, se
         (lambda: HotRow(outside_round_trips=5), "outside_round_trips"),
         (lambda: capacity.closed_loop_tps(1, 1.0, 2.0), "cycle_ms"),
         (lambda: capacity.extra_thread_gain(2.0, 1.0, threads=0), "threads"),
-        (lambda: GroupCommit(servers=1.5), "servers"),
         (lambda: GroupCommit(rate_per_s=math.inf), "rate_per_s"),
         (lambda: OpenLoop(hold_ms=0), "hold_ms"),
         (lambda: SEED_LOCK.at_load(-0.1), "rho"),
@@ -371,6 +366,8 @@ def test_open_loop_ledger_balances(rho, hold_ms, hold_cv, horizon_ms, engine, se
     ],
 )
 def test_bad_input_names_the_parameter(make, name):
+    # NaN, strings, negatives and non-integral ints on every field are tests/test_contract.py's;
+    # these are the boundaries, the cross-field ranges and the helpers' own arguments
     with pytest.raises(ValueError, match=name):
         make()
 
