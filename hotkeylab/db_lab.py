@@ -695,8 +695,15 @@ def repeats(runs, rtt_ms: float, threads: int = 1, inserts: int = 1, shared_row:
 
 
 def median_run(group: list[RunResult]) -> RunResult:
-    """The run with the median hold (the lower middle one for an even count)."""
-    return sorted(group, key=lambda r: r.hold_ms)[(len(group) - 1) // 2]
+    """The run with the median hold (the lower middle one for an even count) among the runs that
+    measured one. A run commits nothing inside its measuring window (its hold is NaN) when a COMMIT's
+    log flush or the client stalls longer than the window on a loaded machine; such a run is left
+    out, because NaN sorts anywhere and could stand for the group. None measured: ValueError."""
+    measured = [r for r in group if math.isfinite(r.hold_ms)]
+    if not measured:
+        raise ValueError(f"group must hold at least one run that measured a lock hold, got {len(group)} run(s) "
+                         "with none committed inside the measuring window")
+    return sorted(measured, key=lambda r: r.hold_ms)[(len(measured) - 1) // 2]
 
 
 def hot_runs(runs, rtt_ms: float, inserts: int = 1, order: str = "lock_first",

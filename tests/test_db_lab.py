@@ -317,3 +317,12 @@ def test_server_dies_with_a_killed_parent():
         time.sleep(0.1)
     assert not Path(f"/proc/{server}").exists(), "mariadbd outlived the process that started it"
     shutil.rmtree(root, ignore_errors=True)  # the parent could not clean up: it was killed
+
+
+def test_median_run_leaves_out_runs_that_measured_no_hold():
+    from types import SimpleNamespace as R
+
+    group = [R(hold_ms=float("nan")), R(hold_ms=3.0), R(hold_ms=2.0), R(hold_ms=float("nan"))]
+    assert db_lab.median_run(group).hold_ms == 2.0  # lower middle of the two measured ones
+    with pytest.raises(ValueError, match="group must hold at least one run that measured a lock hold"):
+        db_lab.median_run([R(hold_ms=float("nan"))])
