@@ -18,14 +18,13 @@ ROOT = Path(__file__).resolve().parents[1]
 PKG = ROOT / "hotkeylab"
 PACKAGES = [
     "lock_timer", "rtt", "capstone", "lost_timeouts", "pending_records",
-    "routing", "fault_tolerance", "gateway_cascade", "hot_row",
+    "routing", "fault_tolerance", "gateway_cascade", "hot_row", "metastable",
 ]
 PARTS = ("scenario.py", "model.py", "closed_form.py", "figures.py", "lesson.py", "__init__.py")
 MAX_LINES = 400
 FAST_ENGINES = {"metastable/engine_chunked.py", "metastable/engine_fast.py"}
 LEGACY = {
     "db_lab.py",
-    "metastable/core.py",
 }
 
 

@@ -10,8 +10,8 @@ same load is healthy from below and stuck from above.
 Where to start reading
 ----------------------
 1. :mod:`.model` (model.py, the SimPy engine): the actors (users, client, batcher, hot-key thread,
-   restarter), one process function each; :mod:`.core` holds the rules and counts both engines
-   share, :mod:`.scenario` the parameters with their seed sentences and the presets.
+   restarter), one process function each; :mod:`.state` holds the rules and counts both engines
+   share (:mod:`.arrivals` and :mod:`.rng` the seeded random draws), :mod:`.scenario` the parameters with their seed sentences and the presets.
 2. :mod:`.analysis` (the seed's arithmetic: ``closed_forms``, the recovery criterion),
    :mod:`.closed_form` (the bistable band, drain times, the storm's work, a restart's wave, the
    phase boundary) and :mod:`.fluid` (the fluid model and its fixed points).

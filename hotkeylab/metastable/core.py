@@ -1,141 +1,38 @@
-"""The model's state and rules, shared by both engines.
+"""What a run returns (:class:`Run`) and how the state becomes one; the model's pieces by name.
 
-Both engines (:mod:`.engine_simpy`, the reference, and :mod:`.engine_fast`) drive one
-:class:`State`: they differ only in how they schedule events. Every decision (batching outcome,
-queue limit, CoDel, deadline drop, retry delay, budgets, throttling) and every count lives here,
-so the same random stream gives the same windows in both.
-
-Random numbers never depend on event order: user arrival times are drawn up front (numpy), and the
-uniform for request *i*'s *k*-th retry is a fixed function of (seed, i, k). Times are in ms.
+The model reads top to bottom in :mod:`.model` (the SimPy engine: who waits for what) and
+:mod:`.state` (the rules and counts); its random numbers are in :mod:`.rng` and :mod:`.arrivals`.
+This module keeps their old import path (``from hotkeylab.metastable.core import State, …``).
 """
 
 from __future__ import annotations
 
-import math
-from collections import deque
 from dataclasses import dataclass, field
 
-import numpy as np
-
-from ..sim import Ledger, Recorder, RunStatus
-from .scenario import GrpcThrottle, PercentBudget, Scenario
-
-PENDING, SERVED, TIMED_OUT, REJECTED = 0, 1, 2, 3
-_K_PRE = 6  # uniforms drawn up front per request and stream; later attempts hash
-_M64 = (1 << 64) - 1
-
-WINDOW_COUNTERS = (
-    "offered",  # new user requests reaching system A (per s)
-    "degraded",  # user requests shed upstream by degrading (per s)
-    "attempts",  # attempts sent, first tries and retries (per s)
-    "retries",  # retry attempts sent (per s)
-    "goodput",  # user requests answered within the client timeout (per s)
-    "timeouts",  # attempts the client gave up on at M (per s)
-    "rejected",  # attempts refused: queue full, CoDel, local throttle (per s)
-    "gave_up",  # user requests abandoned after their last failure (per s)
-    "processed",  # rows committed by the hot-key thread (per s)
-    "wasted",  # rows committed after their client had given up (per s)
-    "dropped",  # rows the server skipped: deadline drop, CoDel, restart (per s)
-    "batches",  # merged commits (per s)
+from ..sim import Ledger, RunStatus
+from .arrivals import arrival_times
+from .arrivals import as_reached as _as_reached
+from .rng import K_PRE as _K_PRE
+from .rng import _splitmix, hashed_uniform, hashed_uniforms
+from .scenario import Scenario
+from .state import (
+    _WEIGHTED,
+    PENDING,
+    REJECTED,
+    SERVED,
+    TIMED_OUT,
+    WINDOW_COUNTERS,
+    WINDOW_LEVELS,
+    Batch,
+    State,
+    _grown,
 )
-WINDOW_LEVELS = ("queue", "busy")  # batches waiting (time average); share of time committing
-_WEIGHTED = ("goodput", "processed", "wasted", "dropped")
 
-
-def _grown(base: float, mult: float, e: int) -> float:
-    """``base × mult^e``, inf where the power overflows a float (the cap then applies)."""
-    try:
-        return base * mult**e
-    except OverflowError:
-        return math.inf
-
-
-def _splitmix(x: int) -> int:
-    x = (x + 0x9E3779B97F4A7C15) & _M64
-    x = ((x ^ (x >> 30)) * 0xBF58476D1CE4E5B9) & _M64
-    x = ((x ^ (x >> 27)) * 0x94D049BB133111EB) & _M64
-    return x ^ (x >> 31)
-
-
-def hashed_uniform(seed: int, i: int, k: int, stream: int) -> float:
-    """A uniform in [0, 1) that depends only on (seed, request, attempt, stream)."""
-    z = _splitmix(_splitmix(_splitmix(seed) ^ i) ^ (k * 8 + stream))
-    return (z >> 11) * (1.0 / (1 << 53))
-
-
-_U = np.uint64
-
-
-def _splitmix_np(x: np.ndarray) -> np.ndarray:
-    """:func:`_splitmix` on a uint64 array (numpy's uint64 arithmetic wraps mod 2**64 as ``& _M64``)."""
-    x = x + _U(0x9E3779B97F4A7C15)
-    x = (x ^ (x >> _U(30))) * _U(0xBF58476D1CE4E5B9)
-    x = (x ^ (x >> _U(27))) * _U(0x94D049BB133111EB)
-    return x ^ (x >> _U(31))
-
-
-def hashed_uniforms(seed: int, i: np.ndarray, k: np.ndarray, stream: int) -> np.ndarray:
-    """:func:`hashed_uniform` for arrays of requests ``i`` and attempts ``k`` (bit-identical)."""
-    with np.errstate(over="ignore"):
-        z = _splitmix_np(_splitmix_np(_U(_splitmix(seed)) ^ i.astype(np.uint64))
-                         ^ (k.astype(np.uint64) * _U(8) + _U(stream)))
-    return (z >> _U(11)).astype(np.float64) * (1.0 / (1 << 53))
-
-
-def arrival_times(sc: Scenario, seed: int) -> tuple[np.ndarray, np.ndarray]:
-    """User request times (ms) as a Poisson process whose rate follows ``sc.peak``; requests in
-    the ``degrade`` window are kept with probability ``degrade.factor``. Returns (kept, shed)."""
-    rng = np.random.default_rng([seed, 0xA221])
-    H = sc.horizon_ms
-    cuts = {0.0, H}
-    if sc.peak is not None:
-        cuts |= {min(max(sc.peak.start_ms, 0.0), H), min(sc.peak.end_ms, H)}
-    bps = np.array(sorted(cuts))
-    rates = np.array([sc.user_rate_at(0.5 * (a + b)) / 1000.0 for a, b in zip(bps[:-1], bps[1:], strict=True)])
-    cum = np.concatenate([[0.0], np.cumsum(rates * np.diff(bps))])  # Λ at breakpoints
-    total = cum[-1]
-    if total <= 0:
-        return np.empty(0), np.empty(0)
-    n_guess = int(total + 6 * math.sqrt(total) + 20)
-    s = np.cumsum(rng.exponential(1.0, n_guess))
-    while s[-1] < total:
-        s = np.concatenate([s, s[-1] + np.cumsum(rng.exponential(1.0, n_guess))])
-    s = s[s < total]
-    t = np.interp(s, cum, bps)  # time rescaling: exact for a piecewise-constant rate
-    if sc.degrade is None:
-        return t, np.empty(0)
-    u = rng.random(t.size)
-    inside = (t >= sc.degrade.start_ms) & (t < sc.degrade.end_ms)
-    keep = ~inside | (u < sc.degrade.factor)
-    return t[keep], t[~keep]
-
-
-def _as_reached(t: np.ndarray) -> np.ndarray:
-    """The arrival times a process reaches by ``timeout(t_i − now)`` steps: ``r_i = r_{i−1} +
-    (t_i − r_{i−1})``. Equal to ``t_i`` except where rounding bites (Sterbenz's lemma makes the
-    subtraction exact once t_i <= 2 r_{i−1}); both engines use these exact floats."""
-    r = t.copy()
-    for _ in range(64):
-        prev = np.concatenate([[0.0], r[:-1]])
-        new = prev + (t - prev)
-        if np.array_equal(new, r):
-            return r
-        r = new
-    out, prev = [], 0.0  # pragma: no cover - not reached for Poisson times
-    for x in t.tolist():
-        prev = prev + (x - prev)
-        out.append(prev)
-    return np.asarray(out)
-
-
-@dataclass
-class Batch:
-    """A merged batch: the attempts it carries and when it entered the hot-key queue."""
-
-    bid: int
-    atts: list
-    enq_t: float = 0.0
-    owner: int = 0  # 0: server B (the primary's datacentre), 1: server C (with owner_queues)
+__all__ = [
+    "PENDING", "SERVED", "TIMED_OUT", "REJECTED", "WINDOW_COUNTERS", "WINDOW_LEVELS", "Batch", "Run",
+    "State", "arrival_times", "hashed_uniform", "hashed_uniforms", "finish_run",
+    "_K_PRE", "_WEIGHTED", "_as_reached", "_grown", "_splitmix",
+]
 
 
 @dataclass
@@ -171,406 +68,35 @@ class Run:
         return self
 
 
-class State:
-    """Everything the model knows at a moment, and the rules that change it."""
+def finish_run(S: State, engine: str, status: RunStatus, batcher_atts: list) -> Run:
+    """The run of ``S`` (a :class:`State`) once an engine has stopped at ``status``."""
+    from .analysis import recovery, summarise
 
-    def __init__(self, sc: Scenario, seed: int):
-        self.sc = sc
-        self.seed = seed
-        arr, shed = arrival_times(sc, seed)
-        self.arr_t = _as_reached(arr)
-        n = self.arr_t.size
-        rng = np.random.default_rng([seed, 0x5EED])
-        self._u = rng.random((2, n, _K_PRE))  # stream 0: retry delay, 1: local throttle
-        counters = [c for c in WINDOW_COUNTERS if c not in _WEIGHTED]
-        # two servers with their own queues (B and C) only when there is a second owner to have one
-        self.owner_mode = bool(sc.owner_queues and sc.second_owner is not None)
-        levels = WINDOW_LEVELS + (("queue_c",) if self.owner_mode else ())
-        self.rec = Recorder(
-            sc.horizon_ms, sc.window_ms, counters=counters, levels=levels, weighted=_WEIGHTED
-        )
-        self.rec.times("degraded").extend(shed.tolist())
-        tl = self.rec.times
-        self._t_offered, self._t_attempts, self._t_retries = tl("offered"), tl("attempts"), tl("retries")
-        self._t_timeouts, self._t_rejected, self._t_gave_up = tl("timeouts"), tl("rejected"), tl("gave_up")
-        # per user request
-        self.first_t = [0.0] * n
-        self.n_att = [0] * n
-        self.prev_delay = [0.0] * n
-        self.outcome = [PENDING] * n
-        self.last_fail = [PENDING] * n
-        self.n_arrived = 0
-        # per attempt
-        self.att_req: list[int] = []
-        self.att_deadline: list[float] = []
-        self.att_status: list[int] = []
-        # server
-        self.queues: tuple[deque, deque] = (deque(), deque())  # B's, and C's with owner_queues
-        self.queue: deque = self.queues[0]
-        self.last_owner = 0  # who committed last (owner_queues: the lock alternates)
-        self._routed = 0  # batches closed while the second owner is active (every other goes to C)
-        self.c_after_isolation = 0  # C's batches committed after isolation (owner_queues)
-        self.c_last_commit_ms = 0.0
-        self.busy = False
-        self.in_service: Batch | None = None
-        self.turn = 0
-        self.last_empty_t = 0.0
-        self.next_bid = 0
-        self.rows = dict(committed=0, wasted=0, rejected=0, dropped=0, restart_lost=0)
-        # client-side policies
-        budget = sc.retry.budget
-        self._grpc = isinstance(budget, GrpcThrottle)
-        self.tokens = budget.max_tokens if self._grpc else 0.0
-        self._firsts: deque = deque()
-        self._retries: deque = deque()
-        self._thr_req: deque = deque()
-        self._thr_acc: deque = deque()
-        self.budget_denied = 0
-        self.throttled = 0
-        self._rows_in = 0
-        # the policy's fields, looked up once (these methods run once per attempt)
-        pol = sc.retry
-        self._M = sc.timeout_ms
-        self._thr = sc.client_throttle
-        self._thr_w = self._thr.window_ms if self._thr is not None else 0.0
-        self._thr_k = self._thr.k if self._thr is not None else 0.0
-        self._budget = budget
-        self._max_att = pol.max_attempts
-        self._suppress = sc.suppress_retries
-        self._jitter = pol.jitter
-        self._base, self._mult, self._cap = pol.base_ms, pol.multiplier, pol.cap_ms
-        self._min_delay, self._patience = pol.min_delay_ms, pol.patience_ms
-        self._stretch = sc.stretch_retries
-        self._u_retry: list | None = None  # stream 0 as a flat list, made on the first retry
-        self._u_thr: list | None = None  # stream 1 (the client throttle), likewise
-        self._h_seed = _splitmix(seed)
-        self._h_req: dict = {}
-
-    # ------------------------------------------------------------------ randomness
-    def uniform(self, i: int, k: int, stream: int) -> float:
-        if k < _K_PRE:
-            return float(self._u[stream, i, k])
-        return self._hashed(i, k, stream)
-
-    def _hashed(self, i: int, k: int, stream: int) -> float:
-        """:func:`hashed_uniform`, with the request's part of the hash (two of its three
-        splitmix rounds) kept per request: a throttled request retries dozens of times."""
-        h = self._h_req.get(i)
-        if h is None:
-            h = self._h_req[i] = _splitmix(self._h_seed ^ i)
-        return (_splitmix(h ^ (k * 8 + stream)) >> 11) * (1.0 / (1 << 53))
-
-    def _retry_uniform(self, i: int, k: int) -> float:
-        if k < _K_PRE:
-            if self._u_retry is None:
-                self._u_retry = self._u[0].ravel().tolist()
-            return self._u_retry[i * _K_PRE + k]
-        return self._hashed(i, k, 0)
-
-    def _throttle_uniform(self, i: int, k: int) -> float:
-        if k < _K_PRE:
-            if self._u_thr is None:
-                self._u_thr = self._u[1].ravel().tolist()
-            return self._u_thr[i * _K_PRE + k]
-        return self._hashed(i, k, 1)
-
-    # ------------------------------------------------------------------ clients
-    def arrive(self, i: int, t: float) -> None:
-        """User request ``i`` reaches the client at ``t``."""
-        self.first_t[i] = t
-        self.n_arrived += 1
-        self._t_offered.append(t)
-
-    def send(self, i: int, t: float) -> int | None:
-        """Client sends the next attempt of request ``i``. Returns the attempt id, or ``None`` if
-        the client's own adaptive throttle refused it (the caller then calls :meth:`fail`)."""
-        k = self.n_att[i]
-        self.n_att[i] = k + 1
-        a = len(self.att_req)
-        self.att_req.append(i)
-        self.att_deadline.append(t + self._M)
-        self.att_status.append(PENDING)
-        self._t_attempts.append(t)
-        if k > 0:
-            self._t_retries.append(t)
-        elif self._budget is not None:
-            self._firsts.append(t)
-        thr = self._thr
-        if thr is not None:
-            rq, ac = self._thr_req, self._thr_acc
-            rq.append(t)
-            lo = t - self._thr_w
-            while rq[0] < lo:  # (t itself is in it)
-                rq.popleft()
-            while ac and ac[0] < lo:
-                ac.popleft()
-            req = len(rq)
-            p = max(0.0, (req - self._thr_k * len(ac)) / (req + 1.0))
-            if p > 0 and self._throttle_uniform(i, k) < p:
-                self.throttled += 1
-                self._reject(a, t)
-                return None
-        self._rows_in += 1
-        return a
-
-    def _reject(self, a: int, t: float) -> None:
-        self.att_status[a] = REJECTED
-        self.last_fail[self.att_req[a]] = REJECTED
-        self._t_rejected.append(t)
-        self._on_attempt_failed()
-
-    def _on_attempt_failed(self) -> None:
-        if self._grpc:
-            self.tokens = max(0.0, self.tokens - 1.0)
-
-    def timeout(self, a: int, t: float) -> bool:
-        """The client's timer for attempt ``a`` fires. True if the attempt was still unanswered
-        (the caller then calls :meth:`fail`)."""
-        if self.att_status[a] != PENDING:
-            return False
-        self.att_status[a] = TIMED_OUT
-        self.last_fail[self.att_req[a]] = TIMED_OUT
-        self._t_timeouts.append(t)
-        if self._grpc:
-            self.tokens = max(0.0, self.tokens - 1.0)
-        return True
-
-    def fail(self, i: int, t: float) -> float | None:
-        """Request ``i``'s latest attempt failed at ``t``: the delay (ms) before its retry, or
-        ``None`` if the user gives up (attempts exhausted, retries suppressed, over budget, out of
-        patience). Engines schedule the retry at ``t + delay``."""
-        k = self.n_att[i]  # attempts made; the next retry is number k
-        sup = self._suppress
-        give_up = k >= self._max_att or (sup is not None and sup.start_ms <= t < sup.end_ms)
-        if not give_up:
-            u = self._retry_uniform(i, k)
-            jitter, base, cap = self._jitter, self._base, self._cap
-            if jitter == "decorrelated":
-                prev = self.prev_delay[i] or base
-                hi = max(base, 3.0 * prev)
-                d = min(cap, base + u * (hi - base))
-            else:
-                d = min(cap, _grown(base, self._mult, k - 1))
-                if jitter == "full":
-                    d = u * d
-                elif jitter == "equal":
-                    d = 0.5 * d + u * 0.5 * d
-            st = self._stretch
-            if st is not None and st.start_ms <= t < st.end_ms:  # the seed's measure 2
-                d = d * st.factor
-            if d < self._min_delay:
-                d = self._min_delay
-            if t + d - self.first_t[i] > self._patience:
-                give_up = True
-            elif self._budget is not None and not self._budget_allows(t):
-                self.budget_denied += 1
-                give_up = True
-        if give_up:
-            self.outcome[i] = self.last_fail[i]
-            self._t_gave_up.append(t)
-            return None
-        self.prev_delay[i] = d
-        return d
-
-    def _budget_allows(self, t: float) -> bool:
-        b = self.sc.retry.budget
-        if b is None:
-            return True
-        if isinstance(b, GrpcThrottle):
-            return self.tokens > b.max_tokens / 2.0
-        assert isinstance(b, PercentBudget)
-        lo = t - b.ttl_ms
-        while self._firsts and self._firsts[0] < lo:
-            self._firsts.popleft()
-        while self._retries and self._retries[0] < lo:
-            self._retries.popleft()
-        allowed = b.min_per_s * b.ttl_ms / 1000.0 + b.percent * len(self._firsts)
-        if len(self._retries) + 1 > allowed:
-            return False
-        self._retries.append(t)
-        return True
-
-    # ------------------------------------------------------------------ server
-    def overloaded(self, t: float) -> bool:
-        """The queue has not been empty during the last CoDel interval (100 ms by default)."""
-        interval = self.sc.codel.interval_ms if self.sc.codel is not None else 100.0
-        return bool(self.queue) and t - self.last_empty_t > interval
-
-    def close_batch(self, atts: list, t: float) -> list:
-        """The batcher hands a batch to the hot-key queue at ``t``. Returns the attempts rejected
-        because the queue was full (QueueMaxSize), empty if it was accepted. With owner queues,
-        while the second owner is active every other batch goes to C's queue."""
-        owner = 0
-        if self.owner_mode and self.sc.second_owner.contains(t):
-            owner = self._routed & 1
-            self._routed += 1
-        q = self.queues[owner]
-        lim = self.sc.queue_limit
-        if lim is not None and self.busy and len(q) >= lim:
-            self.rows["rejected"] += len(atts)
-            for a in atts:
-                self._reject(a, t)
-            return atts
-        if not self.queue and not self.queues[1]:
-            self.last_empty_t = t
-        q.append(Batch(self.next_bid, atts, t, owner))
-        self.next_bid += 1
-        self._record_queue(t)
-        return []
-
-    def _record_queue(self, t: float) -> None:
-        if self.owner_mode:
-            self.rec.level("queue", t, len(self.queue) + len(self.queues[1]))
-            self.rec.level("queue_c", t, len(self.queues[1]))
-        else:
-            self.rec.level("queue", t, len(self.queue))
-
-    def _take_owner_batch(self, t: float) -> tuple[Batch | None, float, list]:
-        """Owner queues: the row lock goes to the other server when both have a batch waiting
-        (each thread re-requests the lock only after its commit, so a FIFO lock alternates);
-        else to whichever has one. B's batches take ``batch_ms``, C's ``cross_batch_ms``."""
-        qb, qc = self.queues
-        if not qb and not qc:
-            return None, 0.0, []
-        owner = (1 - self.last_owner) if (qb and qc) else (0 if qb else 1)
-        b = self.queues[owner].popleft()
-        sc = self.sc
-        service = sc.cross_batch_ms if owner else sc.batch_ms
-        if sc.slow_db is not None and sc.slow_db.contains(t):
-            service *= sc.slow_db.factor
-        self.last_owner = owner
-        self._queue_changed(t)
-        self.turn += 1
-        self.busy = True
-        self.in_service = b
-        self.rec.level("busy", t, 1.0)
-        return b, service, []
-
-    def take_batch(self, t: float) -> tuple[Batch | None, float, list]:
-        """The idle hot-key thread takes its next batch at ``t``. Returns (batch or None, commit
-        time in ms, attempts rejected by CoDel for the caller to notify)."""
-        if self.owner_mode:
-            return self._take_owner_batch(t)
-        sc, q = self.sc, self.queue
-        notify: list = []
-        while q:
-            lifo = sc.discipline == "adaptive_lifo" and self.overloaded(t)
-            b = q.pop() if lifo else q.popleft()
-            if sc.codel is not None:
-                allowed = sc.codel.target_ms if self.overloaded(t) else sc.codel.interval_ms
-                if t - b.enq_t > allowed:
-                    self.rows["dropped"] += len(b.atts)
-                    self.rec.count("dropped", t, len(b.atts))
-                    for a in b.atts:
-                        if self.att_status[a] == PENDING:
-                            self._reject(a, t)
-                            notify.append(a)
-                    self._queue_changed(t)
-                    continue
-            service = sc.batch_ms_at(t, self.turn)
-            if sc.deadline_drop:
-                dl = self.att_deadline
-                keep = [a for a in b.atts if t + service <= dl[a]]
-                if len(keep) < len(b.atts):
-                    n_drop = len(b.atts) - len(keep)
-                    self.rows["dropped"] += n_drop
-                    self.rec.count("dropped", t, n_drop)
-                    b.atts = keep
-                if not keep:
-                    self._queue_changed(t)
-                    continue
-            self._queue_changed(t)
-            self.turn += 1
-            self.busy = True
-            self.in_service = b
-            self.rec.level("busy", t, 1.0)
-            return b, service, notify
-        return None, 0.0, notify
-
-    def _queue_changed(self, t: float) -> None:
-        if not self.queue and not self.queues[1]:
-            self.last_empty_t = t
-        self._record_queue(t)
-
-    def complete(self, b: Batch, t: float) -> list:
-        """The merged commit of ``b`` ends at ``t``. Returns the attempts answered in time."""
-        if self.in_service is not b:  # lost in a restart
-            return []
-        self.in_service = None
-        self.busy = False
-        self.rec.level("busy", t, 0.0)
-        rec, st, dl = self.rec, self.att_status, self.att_deadline
-        n = len(b.atts)
-        self.rows["committed"] += n
-        rec.count("processed", t, n)
-        rec.count("batches", t)
-        if b.owner and t >= self.sc.second_owner.end_ms:
-            self.c_after_isolation += 1
-            self.c_last_commit_ms = t
-        served = []
-        thr = self.sc.client_throttle is not None
-        grpc = self.sc.retry.budget if isinstance(self.sc.retry.budget, GrpcThrottle) else None
-        for a in b.atts:
-            if st[a] == PENDING and t <= dl[a]:
-                st[a] = SERVED
-                self.outcome[self.att_req[a]] = SERVED
-                served.append(a)
-                if thr:
-                    self._thr_acc.append(t)
-                if grpc is not None:
-                    self.tokens = min(grpc.max_tokens, self.tokens + grpc.token_ratio)
-            else:
-                self.rows["wasted"] += 1
-        rec.count("goodput", t, len(served))
-        rec.count("wasted", t, n - len(served))
-        return served
-
-    def restart(self, t: float, batcher_atts: list) -> None:
-        """Restart the server at ``t``: the queue, the batch in service and the batcher's open
-        batch (``batcher_atts``) are lost. Their clients learn nothing and time out."""
-        lost = len(batcher_atts) + sum(len(b.atts) for q in self.queues for b in q)
-        if self.in_service is not None:
-            lost += len(self.in_service.atts)
-        for q in self.queues:
-            q.clear()
-        self.in_service = None
-        if self.busy:
-            self.busy = False
-            self.rec.level("busy", t, 0.0)
-        self._queue_changed(t)
-        self.rows["dropped"] += lost
-        self.rows["restart_lost"] += lost
-        self.rec.count("dropped", t, lost)
-
-    # ------------------------------------------------------------------ the end
-    def finish(self, engine: str, status: RunStatus, batcher_atts: list) -> Run:
-        from .analysis import recovery, summarise
-
-        self.rec.close(status.t_end_ms)
-        w = self.rec.arrays()
-        st = self.att_status
-        n_att = len(st)
-        a_served = st.count(SERVED)
-        a_to = st.count(TIMED_OUT)
-        a_rej = st.count(REJECTED)
-        att_ledger = Ledger(n_att, a_served, a_to, a_rej, n_att - a_served - a_to - a_rej)
-        oc = self.outcome[: self.n_arrived] if self.n_arrived < len(self.outcome) else self.outcome
-        served, to, rej = oc.count(SERVED), oc.count(TIMED_OUT), oc.count(REJECTED)
-        ledger = Ledger(
-            self.n_arrived,
-            served,
-            to,
-            rej,
-            self.n_arrived - served - to - rej,
-            extra={"degraded": int(round(w["degraded"].sum() * self.sc.window_ms / 1000.0))},
-        )
-        waiting = len(batcher_atts) + sum(len(b.atts) for q in self.queues for b in q)
-        if self.in_service is not None:
-            waiting += len(self.in_service.atts)
-        server = dict(self.rows, rows_in=self._rows_in, waiting=waiting, budget_denied=self.budget_denied,
-                      throttled=self.throttled, c_batches_after_isolation=self.c_after_isolation,
-                      c_last_commit_ms=self.c_last_commit_ms)
-        run = Run(self.sc, self.seed, engine, w, ledger, att_ledger, server, status)
-        run.recovered, run.recovery_time_s = recovery(run)
-        run.summary = summarise(run)
-        return run
+    S.rec.close(status.t_end_ms)
+    w = S.rec.arrays()
+    st = S.att_status
+    n_att = len(st)
+    a_served = st.count(SERVED)
+    a_to = st.count(TIMED_OUT)
+    a_rej = st.count(REJECTED)
+    att_ledger = Ledger(n_att, a_served, a_to, a_rej, n_att - a_served - a_to - a_rej)
+    oc = S.outcome[: S.n_arrived] if S.n_arrived < len(S.outcome) else S.outcome
+    served, to, rej = oc.count(SERVED), oc.count(TIMED_OUT), oc.count(REJECTED)
+    ledger = Ledger(
+        S.n_arrived,
+        served,
+        to,
+        rej,
+        S.n_arrived - served - to - rej,
+        extra={"degraded": int(round(w["degraded"].sum() * S.sc.window_ms / 1000.0))},
+    )
+    waiting = len(batcher_atts) + sum(len(b.atts) for q in S.queues for b in q)
+    if S.in_service is not None:
+        waiting += len(S.in_service.atts)
+    server = dict(S.rows, rows_in=S._rows_in, waiting=waiting, budget_denied=S.budget_denied,
+                  throttled=S.throttled, c_batches_after_isolation=S.c_after_isolation,
+                  c_last_commit_ms=S.c_last_commit_ms)
+    run = Run(S.sc, S.seed, engine, w, ledger, att_ledger, server, status)
+    run.recovered, run.recovery_time_s = recovery(run)
+    run.summary = summarise(run)
+    return run
