@@ -5,7 +5,7 @@ PY      = $(VENV)/bin/python
 STAMP   = $(VENV)/.installed-stamp
 NBVAL   = --nbval-lax --nbval-current-env --nbval-sanitize-with tests/nbval_sanitize.cfg
 
-.PHONY: lab test test-browser test-db db-lab stack-lab test-stack verdicts unit nbval notebooks lint bench book clean
+.PHONY: lab test test-hostile test-browser test-db db-lab stack-lab test-stack verdicts unit nbval notebooks lint bench book clean
 
 $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -21,6 +21,10 @@ lab: $(STAMP)
 test: $(STAMP)
 	$(VENV)/bin/ruff check .
 	$(PY) -m pytest tests notebooks $(NBVAL)
+
+## make test-hostile: every model at the ends of its declared ranges, in memory- and time-limited children (#20; ~18 min)
+test-hostile: $(STAMP)
+	$(PY) -m pytest -q tests/hostile_contract_bounds.py
 
 ## make test-browser: JupyterLab driven by Playwright in Debian's chromium (installed if missing)
 test-browser: $(STAMP)

@@ -100,7 +100,13 @@ class Recorder:
             raise ValueError(
                 f"window_ms must be <= horizon_ms ({self.horizon_ms:g}), got {self.window_ms:g}"
             )
-        self.n = int(math.ceil(self.horizon_ms / self.window_ms - 1e-9))
+        ratio = self.horizon_ms / self.window_ms  # inf for a subnormal window: refused below
+        if not ratio <= MAX_WINDOWS + 1:
+            raise ValueError(
+                f"window_ms must be >= horizon_ms / {MAX_WINDOWS:,} "
+                f"({self.horizon_ms / MAX_WINDOWS:g} ms for this horizon), got {self.window_ms:g}"
+            )
+        self.n = int(math.ceil(ratio - 1e-9))
         if self.n > MAX_WINDOWS:
             raise ValueError(
                 f"window_ms must be >= horizon_ms / {MAX_WINDOWS:,} "

@@ -277,7 +277,21 @@ def cluster_view(serving, rate_per_s: float, capacity_per_s: float, b_nodes: int
     }
 
 
-# =========================================================================== plots
+# =========================================================================== wheel experiments
+#: The most ticks and the most calls one wheel experiment simulates (bounds its time: about a
+#: second of Python per million; the notebook's largest uses about 10^4 ticks and 10^4 calls).
+MAX_WHEEL_TICKS = 2_000_000
+MAX_WHEEL_CALLS = 2_000_000
+
+
+def _check_wheel_work(span_ms: float, tick_ms: float, calls: float, what: str) -> None:
+    """Refuse (ValueError) an experiment that would run more than the caps above."""
+    tick = check_number("tick_ms", tick_ms, low=0.0, low_open=True, high=3_600_000.0)
+    ticks = span_ms / tick
+    if ticks > MAX_WHEEL_TICKS:
+        raise ValueError(f"{what} / tick_ms must be <= {MAX_WHEEL_TICKS:,} ticks, got {span_ms:g} ms / {tick:g} ms")
+    if calls > MAX_WHEEL_CALLS:
+        raise ValueError(f"rate_per_s × {what} must be <= {MAX_WHEEL_CALLS:,} calls, got about {calls:,.0f}")
 
 
 def demo_wheel(
@@ -292,9 +306,12 @@ def demo_wheel(
 ) -> HashedWheelTimer:
     """A wheel caught at ``at_ms`` after calls arrived at ``rate_per_s`` (Poisson), a share
     ``long_share`` of them with a long timeout (more than one turn: they carry rounds)."""
-    lam = check_number("rate_per_s", rate_per_s, low=0.0, low_open=True)
+    lam = check_number("rate_per_s", rate_per_s, low=0.0, low_open=True, high=_MAX_RATE)
+    check_number("timeout_ms", timeout_ms, low=0.0, high=3_600_000.0)
+    check_number("long_timeout_ms", long_timeout_ms, low=0.0, high=3_600_000.0)
     check_number("long_share", long_share, low=0.0, high=1.0)
-    check_number("at_ms", at_ms, low=0.0, low_open=True)
+    at = check_number("at_ms", at_ms, low=0.0, low_open=True, high=_MAX_HORIZON_MS)
+    _check_wheel_work(at, tick_ms, lam * at / 1000.0, "at_ms")
     rng = make_rng(seed)
     wheel = HashedWheelTimer(tick_ms, slots)
     t = 0.0
@@ -330,6 +347,10 @@ def measure_tick_work(
     lam = check_number("rate_per_s", rate_per_s, low=0.0, low_open=True, high=_MAX_RATE)
     check_number("long_share", long_share, low=0.0, high=1.0)
     dur = check_number("duration_ms", duration_ms, low=1.0, high=3_600_000.0)
+    check_number("timeout_ms", timeout_ms, low=0.0, high=3_600_000.0)
+    check_number("long_timeout_ms", long_timeout_ms, low=0.0, high=3_600_000.0)
+    span = max(timeout_ms, long_timeout_ms) + wheel_span_ms(tick_ms, slots) + dur
+    _check_wheel_work(span, tick_ms, lam * span / 1000.0, "(warm-up + duration_ms)")
     rng = make_rng(seed)
     wheel = HashedWheelTimer(tick_ms, slots)
     warm = max(timeout_ms, long_timeout_ms) + wheel_span_ms(tick_ms, slots)
@@ -362,7 +383,8 @@ def measure_lateness(
     wait more than one turn), run the wheel until all fired, and return ``fired − deadline`` (ms)
     for each: never negative, never more than one tick."""
     k = check_int("n", n, low=1, high=1_000_000)
-    dmax = check_number("max_delay_ms", max_delay_ms, low=0.0)
+    dmax = check_number("max_delay_ms", max_delay_ms, low=0.0, high=3_600_000.0)
+    _check_wheel_work(10_000.0 + dmax, tick_ms, 0.0, "(10 s + max_delay_ms)")
     rng = make_rng(seed)
     wheel = HashedWheelTimer(tick_ms, slots)
     adds = np.sort(rng.uniform(0.0, 10_000.0, k))
