@@ -638,6 +638,20 @@ def test_storage_split_closed_form_and_monte_carlo():
         ft.storage_split(1.0, 3, 0.1)
 
 
+def test_storage_days_refuse_more_store_days_than_declared():
+    from hotkeylab.fault_tolerance.isolation import MAX_STORE_DAYS
+
+    stores = 1000
+    most = MAX_STORE_DAYS // stores
+    with pytest.raises(ValueError, match=rf"days .*must be an integer >= 1 and <= {most}, got {most + 1}$"):
+        ft.simulate_storage_days(stores, 0.01, days=most + 1)
+    with pytest.raises(ValueError, match=r"days .*<= 10000000, got 10000001$"):
+        ft.simulate_storage_days(1, 0.01, days=10_000_001)
+    small = ft.simulate_storage_days(stores, 0.5, days=10, seed=3)
+    assert small == ft.simulate_storage_days(stores, 0.5, days=10, seed=3)
+    assert small["expected_share_down"] == pytest.approx(0.5, abs=0.03)
+
+
 def test_gift_config_fails_at_gift_101_and_the_check_refuses_it():
     sc = ft.SEED_GIFT_CONFIG
     run = ft.simulate_gift_config(sc, seed=0)

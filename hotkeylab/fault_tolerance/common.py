@@ -148,6 +148,24 @@ def bounded(env, sc, max_events) -> RunStatus:
     return RunStatus(t_end_ms=t_end, events=st.events, truncated=st.truncated)
 
 
+def finish(env, sc, rec, st, max_events) -> tuple[RunStatus, dict, np.ndarray]:
+    """The shared tail of a ``simulate_*``: run ``env`` to the horizon or the event cap
+    (:func:`bounded`), extend the recorder's levels to the run's end, and read back the windows
+    and the requests' arrival times ``st.arrive`` (ms). Returns ``(status, windows, arrive_ms)``."""
+    status = bounded(env, sc, max_events)
+    rec.close(status.t_end_ms)
+    return status, rec.arrays(), np.asarray(st.arrive, float)
+
+
+def latency_windows(w: dict, arrive_ms, done_ms, window_ms) -> np.ndarray:
+    """Adds ``mean_ms``, ``p50_ms`` and ``p99_ms`` to the windows ``w``: the latency
+    ``done − arrive`` of the requests finishing in each window (:func:`window_stats`; NaN
+    ``done``: still in the system). Returns the latencies."""
+    lat = done_ms - arrive_ms
+    w["mean_ms"], w["p50_ms"], w["p99_ms"] = window_stats(done_ms, lat, window_ms, len(w["t"]))
+    return lat
+
+
 def ledger(outcomes, **extra) -> tuple[np.ndarray, Ledger]:
     """The outcome codes as an array and their :meth:`~hotkeylab.sim.Ledger.from_outcomes`."""
     codes = np.asarray(outcomes, np.int8)

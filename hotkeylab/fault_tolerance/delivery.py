@@ -22,20 +22,8 @@ import simpy
 
 from ..sim import Outcome, Recorder, make_rng
 from ..validate import check_choice, check_fields, check_int, check_number, param
+from . import common
 from .closed_form import MAX_CLICKS, gift_distribution
-from .common import (
-    DEFAULT_MAX_EVENTS,
-    MAX_RATE_PER_S,
-    Attempt,
-    Run,
-    bounded,
-    check_run_args,
-    check_scenario,
-    check_window_ms,
-    horizon_param,
-    ledger,
-    window_param,
-)
 
 PROTECTIONS = ("none", "user_limit", "order_id", "async_queue", "read_cap")
 
@@ -69,7 +57,7 @@ class DeliveryScenario:
     """
 
     users: int = param(1000, kind="int", low=0, high=1_000_000)
-    users_per_s: float = param(20.0, low=0.0, low_open=True, high=MAX_RATE_PER_S)
+    users_per_s: float = param(20.0, low=0.0, low_open=True, high=common.MAX_RATE_PER_S)
     timeout_ms: float = param(6000.0, low=0.0, low_open=True, high=1e7)
     slow_ms: float = param(8000.0, low=0.0, low_open=True, high=1e7)  # > timeout_ms
     ok_ms: float = param(50.0, low=0.0, low_open=True, high=1e7)  # < timeout_ms
@@ -85,8 +73,8 @@ class DeliveryScenario:
     async_retry_ms: float = param(10_000.0, low=0.0, low_open=True, high=1e8)
     async_max_attempts: int = param(20, kind="int", low=1, high=10_000)
     script: tuple = ()  # outcomes of the first calls, each one of OUTCOMES
-    horizon_ms: float = horizon_param(1_800_000.0)
-    window_ms: float = window_param(10_000.0)
+    horizon_ms: float = common.horizon_param(1_800_000.0)
+    window_ms: float = common.window_param(10_000.0)
 
     def __post_init__(self):
         check_fields(self)
@@ -103,7 +91,7 @@ class DeliveryScenario:
             raise ValueError(f"script must be a tuple of outcomes, got {self.script!r}")
         for j, o in enumerate(self.script):
             check_choice(f"script[{j}]", o, OUTCOMES)
-        check_window_ms(self)
+        common.check_window_ms(self)
 
     @property
     def p_ok(self) -> float:
@@ -147,7 +135,7 @@ def expected_duplicates(scenario: DeliveryScenario = SEED_DELIVERY, per_users: i
       late delivery counts as in time: 0 duplicates unless ``slow_ms > async_timeout_ms``.
     """
     sc = scenario
-    check_scenario("scenario", sc, DeliveryScenario)
+    common.check_scenario("scenario", sc, DeliveryScenario)
     n = check_int("per_users", per_users, low=1)
     probs = (sc.p_ok, sc.p_connect_fail, sc.p_read_lost, sc.p_read_delivered)
     base = gift_distribution(*probs, sc.clicks)
@@ -268,7 +256,7 @@ def delivery_call(env, st: _DeliveryState, u: int, order, timeout_ms: float):
         return "connect_fail"
     if order is not None:
         st.orders[order] = "in_progress"
-    att = Attempt(env)
+    att = common.Attempt(env)
     delay = sc.ok_ms if outcome == "ok" else sc.slow_ms
     env.process(delivery_service(env, st, u, order, outcome, delay, att))
     yield att.done | env.timeout(timeout_ms)
@@ -278,7 +266,7 @@ def delivery_call(env, st: _DeliveryState, u: int, order, timeout_ms: float):
     return "read_timeout"
 
 
-def delivery_service(env, st: _DeliveryState, u: int, order, outcome: str, delay: float, att: Attempt):
+def delivery_service(env, st: _DeliveryState, u: int, order, outcome: str, delay: float, att: common.Attempt):
     """The delivery service: delivers after ``delay`` unless the delivery fails
     (``read_lost``) or the per-user limit says the user already has the gift."""
     yield env.timeout(delay)
@@ -320,23 +308,23 @@ def async_deliverer(env, st: _DeliveryState, u: int, t_claim: float):
 
 
 def simulate_delivery(
-    scenario: DeliveryScenario = SEED_DELIVERY, seed: int = 0, *, max_events: int = DEFAULT_MAX_EVENTS
-) -> Run:
+    scenario: DeliveryScenario = SEED_DELIVERY, seed: int = 0, *, max_events: int = common.DEFAULT_MAX_EVENTS
+) -> common.Run:
     """Run the delivery model. The ledger counts clicks: served (shown success), timed_out
     (shown "领取失败"), rejected (refused), in_system (no answer yet). ``summary`` has the
     gifts, duplicates and users without a gift, per ``users``; ``log["events"]`` the
     ``(t_ms, actor, what)`` list for :func:`plot_sequence`."""
-    seed = check_run_args(scenario, DeliveryScenario, seed, max_events)
+    seed = common.check_run_args(scenario, DeliveryScenario, seed, max_events)
     sc = scenario
     env = simpy.Environment()
     rec = Recorder(sc.horizon_ms, sc.window_ms,
                    counters=("offered", "goodput", "timeouts", "rejected", "gifts", "duplicates"))
     st = _DeliveryState(env, sc, make_rng(seed), rec)
     env.process(gift_users(env, st))
-    status = bounded(env, sc, max_events)
+    status = common.bounded(env, sc, max_events)
     w = rec.arrays()
     gifts = np.asarray(st.gifts, int)
-    outcome, books = ledger([SHOWN.get(c[2], Outcome.IN_SYSTEM) for c in st.clicks], gifts=int(gifts.sum()),
+    outcome, books = common.ledger([SHOWN.get(c[2], Outcome.IN_SYSTEM) for c in st.clicks], gifts=int(gifts.sum()),
                             duplicates=int(np.maximum(gifts - 1, 0).sum()), calls=st.calls_made,
                             async_pending=st.async_pending)
     n = max(1, len(gifts))
@@ -353,4 +341,4 @@ def simulate_delivery(
         "async_p99_delay_s": float(np.percentile(st.async_delay, 99)) / 1000.0 if st.async_delay else math.nan,
     }
     log = {"events": sorted(st.log, key=lambda e: e[0]), "gifts": gifts, "outcome": outcome}
-    return Run(sc, seed, status, books, w, summary, log)
+    return common.Run(sc, seed, status, books, w, summary, log)

@@ -21,24 +21,7 @@ import simpy
 
 from ..sim import Outcome, Recorder, make_rng
 from ..validate import check_fields, check_int, param
-from .common import (
-    DEFAULT_MAX_EVENTS,
-    Run,
-    bounded,
-    check_run_args,
-    check_span,
-    check_window_ms,
-    horizon_param,
-    ledger,
-    poisson,
-    rate_param,
-    share,
-    span_end,
-    span_start,
-    window_param,
-    window_share,
-    workers_param,
-)
+from . import common
 
 SERVER_NAMES = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
 
@@ -67,8 +50,8 @@ class EjectionScenario:
     """
 
     servers: int = param(4, kind="int", low=1, high=len(SERVER_NAMES))
-    rate_per_s: float = rate_param(80.0)
-    workers: int = workers_param(8)
+    rate_per_s: float = common.rate_param(80.0)
+    workers: int = common.workers_param(8)
     service_ms: float = param(50.0, low=0.0, low_open=True, high=1e6)
     ejection: bool = param(True, kind="bool")
     threshold: float = param(0.5, kind="probability")
@@ -81,12 +64,12 @@ class EjectionScenario:
     # machines split into this many equal datacentres, in order (A1 A2 B1 ...); <= servers
     bad_datacentre: int = param(-1, kind="int", low=-1, high=len(SERVER_NAMES) - 1)
     # >= 0: every machine of this datacentre is bad (not just bad_server); < datacentres
-    bad_start_ms: float = span_start(10_000.0)
-    bad_end_ms: float = span_end(25_000.0)
+    bad_start_ms: float = common.span_start(10_000.0)
+    bad_end_ms: float = common.span_end(25_000.0)
     bad_success: float = param(0.0, kind="probability")
     error_ms: float = param(1.0, low=0.0, low_open=True, high=1e6)  # a bad machine answers its error after this long
-    horizon_ms: float = horizon_param(40_000.0)
-    window_ms: float = window_param(500.0)
+    horizon_ms: float = common.horizon_param(40_000.0)
+    window_ms: float = common.window_param(500.0)
 
     def __post_init__(self):
         check_fields(self)
@@ -95,8 +78,8 @@ class EjectionScenario:
         if self.servers % self.datacentres:
             raise ValueError(f"servers must be a multiple of datacentres={self.datacentres}, got {self.servers}")
         check_int("bad_datacentre", self.bad_datacentre, low=-1, high=self.datacentres - 1)
-        check_span(self, "bad_start_ms", "bad_end_ms")
-        check_window_ms(self)
+        common.check_span(self, "bad_start_ms", "bad_end_ms")
+        common.check_window_ms(self)
 
     @property
     def per_datacentre(self) -> int:
@@ -194,7 +177,7 @@ class _L5State:
 def l5_users(env, st: _L5State):
     """The users: a Poisson stream of requests, each runs :func:`l5_request`."""
     sc = st.sc
-    yield from poisson(
+    yield from common.poisson(
         env, st.rng, [(0.0, sc.horizon_ms, sc.rate_per_s)], lambda: env.process(l5_request(env, st))
     )
 
@@ -267,12 +250,12 @@ def l5_prober(env, st: _L5State, k: int):
 
 
 def simulate_ejection(
-    scenario: EjectionScenario = SEED_EJECTION, seed: int = 0, *, max_events: int = DEFAULT_MAX_EVENTS
-) -> Run:
+    scenario: EjectionScenario = SEED_EJECTION, seed: int = 0, *, max_events: int = common.DEFAULT_MAX_EVENTS
+) -> common.Run:
     """Run the L5 model; ``windows``: offered, goodput, failed (per s), ``success`` (share of the
     requests arriving in the window that succeeded), ``in_rotation`` (machines, time-weighted).
     ``log["ejections"]`` lists ``(machine, ejected_s, readded_s)``."""
-    seed = check_run_args(scenario, EjectionScenario, seed, max_events)
+    seed = common.check_run_args(scenario, EjectionScenario, seed, max_events)
     sc = scenario
     env = simpy.Environment()
     rec = Recorder(sc.horizon_ms, sc.window_ms, counters=("offered", "goodput", "failed"),
@@ -283,20 +266,17 @@ def simulate_ejection(
     env.process(l5_users(env, st))
     if sc.ejection:
         env.process(l5_router(env, st))
-    status = bounded(env, sc, max_events)
-    rec.close(status.t_end_ms)
-    w = rec.arrays()
-    arrive = np.asarray(st.arrive, float)
+    status, w, arrive = common.finish(env, sc, rec, st, max_events)
     answer = np.asarray([-1 if a is None else a for a in st.answer], np.int8)  # -1: in system
     target = np.asarray(st.target, np.int16)
     codes = np.where(answer < 0, Outcome.IN_SYSTEM, np.where(answer == Answer.OK, Outcome.SERVED, Outcome.REJECTED))
-    outcome, books = ledger(codes, errors=int((answer == Answer.ERROR).sum()),
+    outcome, books = common.ledger(codes, errors=int((answer == Answer.ERROR).sum()),
                             busy=int((answer == Answer.BUSY).sum()),
                             no_server=int((answer == Answer.NO_SERVER).sum()),
                             probes=st.probes, panic_requests=st.panics)
     ok = outcome == Outcome.SERVED
     done = outcome != Outcome.IN_SYSTEM
-    w["success"] = window_share(arrive[done], ok[done], sc.window_ms, len(w["t"]))
+    w["success"] = common.window_share(arrive[done], ok[done], sc.window_ms, len(w["t"]))
     ejections = [(k, a / 1000.0, b / 1000.0) for k, a, b in st.intervals]
     ejections += [(k, st.ejected_at[k] / 1000.0, status.t_end_ms / 1000.0) for k in range(n)
                   if not math.isnan(st.ejected_at[k])]
@@ -307,10 +287,10 @@ def simulate_ejection(
     after = (arrive >= sc.bad_end_ms + 2 * sc.check_interval_ms) & done
     first_ej = [e for e in ejections if sc.bad(e[0], sc.bad_start_ms) and e[1] * 1000 >= sc.bad_start_ms]
     summary = {
-        "success_bad": share(ok, bad),
-        "success_bad_late": share(ok, bad_late),
-        "success_after": share(ok, after),
-        "success_all": share(ok, done),
+        "success_bad": common.share(ok, bad),
+        "success_bad_late": common.share(ok, bad_late),
+        "success_after": common.share(ok, after),
+        "success_all": common.share(ok, done),
         "lost_to_bad": lost_to_bad,
         "ejections": len(ejections),
         "first_ejection_delay_ms": (first_ej[0][1] * 1000 - sc.bad_start_ms) if first_ej else math.nan,
@@ -318,4 +298,4 @@ def simulate_ejection(
         "probes": st.probes,
     }
     log = {"arrive_ms": arrive, "outcome": outcome, "answer": answer, "target": target, "ejections": ejections}
-    return Run(sc, seed, status, books, w, summary, log)
+    return common.Run(sc, seed, status, books, w, summary, log)

@@ -20,31 +20,8 @@ import simpy
 
 from ..sim import Outcome, Recorder, make_rng
 from ..validate import check_fields, check_number, param
+from . import common
 from .closed_form import backend_capacity_per_s
-from .common import (
-    DEFAULT_MAX_EVENTS,
-    MAX_RATE_PER_S,
-    Attempt,
-    Run,
-    bounded,
-    check_run_args,
-    check_scenario,
-    check_span,
-    check_window_ms,
-    horizon_param,
-    ledger,
-    mean_or_nan,
-    poisson,
-    rate_param,
-    segments,
-    share,
-    span_end,
-    span_start,
-    window_param,
-    window_share,
-    window_stats,
-    workers_param,
-)
 
 DOWN_KINDS = ("connect_timeout", "refused")
 
@@ -61,28 +38,28 @@ class FailoverScenario:
     ``surge_factor`` inside the surge window.
     """
 
-    rate_per_s: float = rate_param(100.0)
+    rate_per_s: float = common.rate_param(100.0)
     service_ms: float = param(50.0, low=0.0, low_open=True, high=1e6)
-    workers: int = workers_param(10)
+    workers: int = common.workers_param(10)
     timeout_ms: float = param(500.0, low=0.0, low_open=True, high=1e7)  # connect and read timeout per call
-    down_start_ms: float = span_start(10_000.0)
-    down_end_ms: float = span_end(20_000.0)
+    down_start_ms: float = common.span_start(10_000.0)
+    down_end_ms: float = common.span_end(20_000.0)
     down_kind: str = param("connect_timeout", kind="choice", choices=DOWN_KINDS)
     refused_ms: float = param(1.0, low=0.0, low_open=True, high=1e6)
-    surge_start_ms: float = span_start(0.0)
-    surge_end_ms: float = span_end(0.0)
+    surge_start_ms: float = common.span_start(0.0)
+    surge_end_ms: float = common.span_end(0.0)
     surge_factor: float = param(1.0, low=0.0, high=1000.0)
     backup: bool = param(True, kind="bool")
-    horizon_ms: float = horizon_param(30_000.0)
-    window_ms: float = window_param(500.0)
+    horizon_ms: float = common.horizon_param(30_000.0)
+    window_ms: float = common.window_param(500.0)
 
     def __post_init__(self):
         check_fields(self)
-        check_span(self, "down_start_ms", "down_end_ms")
-        check_span(self, "surge_start_ms", "surge_end_ms")
-        check_window_ms(self)
+        common.check_span(self, "down_start_ms", "down_end_ms")
+        common.check_span(self, "surge_start_ms", "surge_end_ms")
+        common.check_window_ms(self)
         check_number("surge rate (rate_per_s × surge_factor)", self.rate_per_s * self.surge_factor,
-                     high=MAX_RATE_PER_S)
+                     high=common.MAX_RATE_PER_S)
 
     @property
     def capacity_per_s(self) -> float:
@@ -124,7 +101,7 @@ def surge_fill_ms(sc: FailoverScenario) -> float:
     calls are ahead of it, so ``fill = timeout × capacity / (λ·factor − capacity)``; infinite if
     A keeps up (``λ·factor ≤ capacity``) or there is no surge. Calls arriving before this are
     mostly answered by A; after it A times out nearly everything and the load moves to B."""
-    check_scenario("sc", sc, FailoverScenario)
+    common.check_scenario("sc", sc, FailoverScenario)
     if sc.surge_end_ms <= sc.surge_start_ms:
         return math.inf
     excess = sc.rate_per_s * sc.surge_factor - sc.capacity_per_s
@@ -137,7 +114,7 @@ def surge_both_fall_factor(sc: FailoverScenario) -> float:
     """The surge factor above which the switch cannot save the surge: A is overloaded when
     ``λ·factor > capacity``; then it times out nearly every call, every call also goes to B, and B
     is overloaded by the same load. Below it A keeps up and B is not needed. ``capacity / λ``."""
-    check_scenario("sc", sc, FailoverScenario)
+    common.check_scenario("sc", sc, FailoverScenario)
     if sc.rate_per_s <= 0:
         return math.inf
     return sc.capacity_per_s / sc.rate_per_s
@@ -172,8 +149,8 @@ def failover_users(env, st: _FailoverState):
     """The users: a Poisson stream (surge inside the surge window); each runs
     :func:`failover_client`."""
     sc = st.sc
-    seg = segments(sc.rate_per_s, sc.horizon_ms, sc.surge_start_ms, sc.surge_end_ms, sc.surge_factor)
-    yield from poisson(env, st.rng, seg, lambda: env.process(failover_client(env, st)))
+    seg = common.segments(sc.rate_per_s, sc.horizon_ms, sc.surge_start_ms, sc.surge_end_ms, sc.surge_factor)
+    yield from common.poisson(env, st.rng, seg, lambda: env.process(failover_client(env, st)))
 
 
 def failover_client(env, st: _FailoverState):
@@ -202,7 +179,7 @@ def call_service(env, st: _FailoverState, srv: _Service):
     if srv is st.a and sc.down(env.now):
         yield env.timeout(sc.detect_ms)
         return False
-    att = Attempt(env)
+    att = common.Attempt(env)
     env.process(service(env, st, srv, att))
     yield att.done | env.timeout(sc.timeout_ms)
     if att.done.triggered:
@@ -211,7 +188,7 @@ def call_service(env, st: _FailoverState, srv: _Service):
     return False
 
 
-def service(env, st: _FailoverState, srv: _Service, att: Attempt):
+def service(env, st: _FailoverState, srv: _Service, att: common.Attempt):
     """Service A or B: a FIFO queue in front of ``workers`` workers, exponential service."""
     with srv.res.request() as req:
         yield req
@@ -226,12 +203,12 @@ def service(env, st: _FailoverState, srv: _Service, att: Attempt):
 
 
 def simulate_failover(
-    scenario: FailoverScenario = SEED_FAILOVER, seed: int = 0, *, max_events: int = DEFAULT_MAX_EVENTS
-) -> Run:
+    scenario: FailoverScenario = SEED_FAILOVER, seed: int = 0, *, max_events: int = common.DEFAULT_MAX_EVENTS
+) -> common.Run:
     """Run the primary/backup model; ``windows``: offered, goodput, failed, failovers (per s),
     util_a, util_b (busy share of workers), mean_ms / p50_ms / p99_ms (latency of the requests
     finishing in the window)."""
-    seed = check_run_args(scenario, FailoverScenario, seed, max_events)
+    seed = common.check_run_args(scenario, FailoverScenario, seed, max_events)
     sc = scenario
     env = simpy.Environment()
     rec = Recorder(
@@ -243,19 +220,15 @@ def simulate_failover(
         _Service(env, "B", sc.workers, "util_b"),
     )
     env.process(failover_users(env, st))
-    status = bounded(env, sc, max_events)
-    rec.close(status.t_end_ms)
-    w = rec.arrays()
-    arrive = np.asarray(st.arrive, float)
+    status, w, arrive = common.finish(env, sc, rec, st, max_events)
     done = np.asarray(st.done, float)
     codes = [Outcome.IN_SYSTEM if o is None else (Outcome.SERVED if o else Outcome.TIMED_OUT) for o in st.ok]
     fo = np.asarray(st.failover, bool)
-    outcome, books = ledger(codes, failovers=int(fo.sum()), wasted=st.wasted)
+    outcome, books = common.ledger(codes, failovers=int(fo.sum()), wasted=st.wasted)
     ok = outcome == Outcome.SERVED
     fin = ~np.isnan(done)
-    lat = done - arrive
-    w["mean_ms"], w["p50_ms"], w["p99_ms"] = window_stats(done, lat, sc.window_ms, len(w["t"]))
-    w["success"] = window_share(arrive[fin], ok[fin], sc.window_ms, len(w["t"]))
+    lat = common.latency_windows(w, arrive, done, sc.window_ms)
+    w["success"] = common.window_share(arrive[fin], ok[fin], sc.window_ms, len(w["t"]))
     # requests arriving inside the down window and inside the whole surge window; the surge is
     # also reported from the moment A's queue wait first exceeds the timeout (surge_fill_ms)
     down = (arrive >= sc.down_start_ms) & (arrive < sc.down_end_ms) & fin
@@ -271,17 +244,17 @@ def simulate_failover(
     in_down = (t >= sc.down_start_ms + 1000.0) & (t + sc.window_ms <= sc.down_end_ms)
     in_surge = (t >= sc.surge_start_ms + fill_ms) & (t + sc.window_ms <= sc.surge_end_ms)
     summary = {
-        "mean_latency_normal_ms": mean_or_nan(lat, normal),
-        "mean_latency_down_ms": mean_or_nan(lat, down),
-        "failover_share_down": share(fo, down),
-        "success_down": share(ok, down),
-        "util_b_down": mean_or_nan(w["util_b"], in_down),
-        "success_surge": share(ok, surge),
-        "success_surge_settled": share(ok, settled),
+        "mean_latency_normal_ms": common.mean_or_nan(lat, normal),
+        "mean_latency_down_ms": common.mean_or_nan(lat, down),
+        "failover_share_down": common.share(fo, down),
+        "success_down": common.share(ok, down),
+        "util_b_down": common.mean_or_nan(w["util_b"], in_down),
+        "success_surge": common.share(ok, surge),
+        "success_surge_settled": common.share(ok, settled),
         "surge_fill_ms": fill_ms,
-        "util_a_surge": mean_or_nan(w["util_a"], in_surge),
-        "util_b_surge": mean_or_nan(w["util_b"], in_surge),
-        "success_all": share(ok, fin),
+        "util_a_surge": common.mean_or_nan(w["util_a"], in_surge),
+        "util_b_surge": common.mean_or_nan(w["util_b"], in_surge),
+        "success_all": common.share(ok, fin),
     }
     log = {"arrive_ms": arrive, "done_ms": done, "ok": ok, "outcome": outcome, "failover": fo}
-    return Run(sc, seed, status, books, w, summary, log)
+    return common.Run(sc, seed, status, books, w, summary, log)

@@ -22,19 +22,8 @@ import simpy
 
 from ..sim import Outcome, check_seed, make_rng
 from ..validate import check_fields, check_int, check_number, param
+from . import common
 from .closed_form import check_gift_config
-from .common import (
-    DEFAULT_MAX_EVENTS,
-    MAX_HORIZON_MS,
-    MAX_RATE_PER_S,
-    Run,
-    bounded,
-    check_run_args,
-    check_scenario,
-    horizon_param,
-    ledger,
-    poisson,
-)
 
 
 class Claim(IntEnum):
@@ -60,14 +49,14 @@ class GiftConfigScenario:
     the operator publishes the corrected limit before the activity goes live.
     """
 
-    claims_per_s: float = param(5.0, low=0.0, low_open=True, high=MAX_RATE_PER_S)
+    claims_per_s: float = param(5.0, low=0.0, low_open=True, high=common.MAX_RATE_PER_S)
     pool_gifts: int = param(100, kind="int", low=0, high=10_000_000)
     daily_limit: int = param(200, kind="int", low=0, high=10_000_000)
-    monitor_cycle_ms: float = param(600_000.0, low=1.0, high=MAX_HORIZON_MS)
+    monitor_cycle_ms: float = param(600_000.0, low=1.0, high=common.MAX_HORIZON_MS)
     alarm_below: float = param(0.9, kind="probability")
-    fix_ms: float = param(300_000.0, low=0.0, high=MAX_HORIZON_MS)
+    fix_ms: float = param(300_000.0, low=0.0, high=common.MAX_HORIZON_MS)
     check: bool = param(False, kind="bool")
-    horizon_ms: float = horizon_param(3_600_000.0)
+    horizon_ms: float = common.horizon_param(3_600_000.0)
 
     def __post_init__(self):
         check_fields(self)
@@ -92,7 +81,7 @@ def config_errors_fluid(sc: GiftConfigScenario = SEED_GIFT_CONFIG) -> dict:
     ``(kC − max(t_e, (k − 1)C)) / C`` exceeds ``1 − alarm_below``; the fix lands ``fix_ms`` after
     the alarm; errors are the claims between ``t_e`` and the fix, ``λ (t_fix − t_e)``. It applies
     the model's own rules without the randomness, so it checks the bookkeeping, not the premise."""
-    check_scenario("sc", sc, GiftConfigScenario)
+    common.check_scenario("sc", sc, GiftConfigScenario)
     lam = sc.claims_per_s / 1000.0
     if sc.check or sc.daily_limit <= sc.pool_gifts:
         return {"exhausted_ms": math.inf, "alarm_ms": math.inf, "fixed_ms": math.inf, "errors": 0.0}
@@ -129,7 +118,7 @@ class _GiftState:
 def gift_claims(env, st: _GiftState):
     """The users: a Poisson stream of claims, each handled by :func:`gift_claim`."""
     sc = st.sc
-    yield from poisson(env, st.rng, [(0.0, sc.horizon_ms, sc.claims_per_s)], lambda: gift_claim(st))
+    yield from common.poisson(env, st.rng, [(0.0, sc.horizon_ms, sc.claims_per_s)], lambda: gift_claim(st))
 
 
 def gift_claim(st: _GiftState):
@@ -172,12 +161,12 @@ def gift_operator(env, st: _GiftState):
 
 
 def simulate_gift_config(
-    scenario: GiftConfigScenario = SEED_GIFT_CONFIG, seed: int = 0, *, max_events: int = DEFAULT_MAX_EVENTS
-) -> Run:
+    scenario: GiftConfigScenario = SEED_GIFT_CONFIG, seed: int = 0, *, max_events: int = common.DEFAULT_MAX_EVENTS
+) -> common.Run:
     """Run one day of the mis-configured gift. ``summary``: gifts, refused (by the limit),
     errors, first_error_claim (the claim number of the first error: pool + 1 without the check),
     alarm_ms, fixed_ms, published_limit and violations (of the configuration check)."""
-    seed = check_run_args(scenario, GiftConfigScenario, seed, max_events)
+    seed = common.check_run_args(scenario, GiftConfigScenario, seed, max_events)
     sc = scenario
     violations = check_gift_config(sc.daily_limit, sc.pool_gifts)
     limit = sc.pool_gifts if (sc.check and violations) else sc.daily_limit
@@ -186,11 +175,11 @@ def simulate_gift_config(
                     limit)
     env.process(gift_claims(env, st))
     env.process(gift_monitor(env, st))
-    status = bounded(env, sc, max_events)
+    status = common.bounded(env, sc, max_events)
     t = np.asarray([a[0] for a in st.answers], float)
     code = np.asarray([a[1] for a in st.answers], np.int8)
     err = np.flatnonzero(code == Claim.ERROR)
-    _, books = ledger(np.where(code == Claim.GIFT, Outcome.SERVED, Outcome.REJECTED),
+    _, books = common.ledger(np.where(code == Claim.GIFT, Outcome.SERVED, Outcome.REJECTED),
                       refused=int((code == Claim.REFUSED).sum()), errors=int((code == Claim.ERROR).sum()))
     summary = {
         "gifts": int((code == Claim.GIFT).sum()),
@@ -202,7 +191,7 @@ def simulate_gift_config(
         "published_limit": limit,
         "violations": violations,
     }
-    return Run(sc, seed, status, books, {"t": np.zeros(0)}, summary, {"t_ms": t, "code": code})
+    return common.Run(sc, seed, status, books, {"t": np.zeros(0)}, summary, {"t_ms": t, "code": code})
 
 
 def simulate_verification(

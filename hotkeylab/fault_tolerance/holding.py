@@ -85,42 +85,33 @@ def async_capacity_per_s(
     return min(w * 1000.0 / c, m * 1000.0 / h)
 
 
-def shared_mix_capacity_per_s(
-    workers: int,
-    hang_share: float,
-    fast_ms: float,
-    fast_timeout_ms: float,
-    slow_share: float,
-    slow_ms: float,
-    slow_timeout_ms: float,
-    shape: float = 1.0,
-) -> float:
-    """Requests/s of a mix (a share ``slow_share`` of slow requests) through one shared pool:
-    ``workers × 1000 / ((1 − s)·H_fast + s·H_slow)`` with each class's holding time."""
+def _mix_holding(hang_share, fast_ms, fast_timeout_ms, slow_share, slow_ms, slow_timeout_ms, shape):
+    """The checked slow share ``s`` and the fast and slow classes' holding times (ms) of a mix."""
     s = check_probability("slow_share", slow_share)
     hf = holding_ms(fast_ms, fast_timeout_ms, hang_share, shape)
     hs = holding_ms(slow_ms, slow_timeout_ms, hang_share, shape)
+    return s, hf, hs
+
+
+def shared_mix_capacity_per_s(
+    workers: int, hang_share: float, fast_ms: float, fast_timeout_ms: float,
+    slow_share: float, slow_ms: float, slow_timeout_ms: float, shape: float = 1.0,
+) -> float:
+    """Requests/s of a mix (a share ``slow_share`` of slow requests) through one shared pool:
+    ``workers × 1000 / ((1 − s)·H_fast + s·H_slow)`` with each class's holding time."""
+    s, hf, hs = _mix_holding(hang_share, fast_ms, fast_timeout_ms, slow_share, slow_ms, slow_timeout_ms, shape)
     return check_int("workers", workers, low=1) * 1000.0 / ((1.0 - s) * hf + s * hs)
 
 
 def separated_mix_capacity_per_s(
-    fast_workers: int,
-    slow_workers: int,
-    hang_share: float,
-    fast_ms: float,
-    fast_timeout_ms: float,
-    slow_share: float,
-    slow_ms: float,
-    slow_timeout_ms: float,
-    shape: float = 1.0,
+    fast_workers: int, slow_workers: int, hang_share: float, fast_ms: float, fast_timeout_ms: float,
+    slow_share: float, slow_ms: float, slow_timeout_ms: float, shape: float = 1.0,
 ) -> float:
     """Requests/s of the same mix through separate pools: the first pool to saturate limits it,
     ``min(w_fast / ((1 − s)·H_fast), w_slow / (s·H_slow)) × 1000``."""
-    s = check_probability("slow_share", slow_share)
     wf = check_int("fast_workers", fast_workers, low=1)
     ws = check_int("slow_workers", slow_workers, low=1)
-    hf = holding_ms(fast_ms, fast_timeout_ms, hang_share, shape)
-    hs = holding_ms(slow_ms, slow_timeout_ms, hang_share, shape)
+    s, hf, hs = _mix_holding(hang_share, fast_ms, fast_timeout_ms, slow_share, slow_ms, slow_timeout_ms, shape)
     fast = math.inf if s == 1.0 else wf * 1000.0 / ((1.0 - s) * hf)
     slow = math.inf if s == 0.0 else ws * 1000.0 / (s * hs)
     return min(fast, slow)

@@ -20,26 +20,7 @@ import simpy
 from .. import capacity
 from ..sim import Outcome, Recorder, check_seed, make_rng
 from ..validate import check_fields, check_int, check_number, check_probability, param
-from .common import (
-    DEFAULT_MAX_EVENTS,
-    MAX_RATE_PER_S,
-    Run,
-    bounded,
-    check_run_args,
-    check_span,
-    check_window_ms,
-    horizon_param,
-    ledger,
-    poisson,
-    rate_param,
-    segments,
-    share,
-    span_end,
-    span_start,
-    window_param,
-    window_share,
-    workers_param,
-)
+from . import common
 
 #: the most store-days :func:`simulate_storage_days` draws at once (days × stores booleans)
 MAX_STORE_DAYS = 100_000_000
@@ -56,27 +37,27 @@ class IsolationScenario:
     traffic is multiplied by ``surge_factor`` inside the surge window.
     """
 
-    query_per_s: float = rate_param(150.0)
+    query_per_s: float = common.rate_param(150.0)
     query_ms: float = param(20.0, low=0.0, low_open=True, high=1e6)
-    delivery_per_s: float = rate_param(50.0)
+    delivery_per_s: float = common.rate_param(50.0)
     delivery_ms: float = param(100.0, low=0.0, low_open=True, high=1e6)
-    workers: int = workers_param(20, low=2)
-    query_workers: int = workers_param(8)  # < workers (the rest serve deliveries)
+    workers: int = common.workers_param(20, low=2)
+    query_workers: int = common.workers_param(8)  # < workers (the rest serve deliveries)
     separated: bool = param(False, kind="bool")
     patience_ms: float = param(1000.0, low=0.0, low_open=True, high=1e7)
     surge_factor: float = param(10.0, low=0.0, high=1000.0)
-    surge_start_ms: float = span_start(10_000.0)
-    surge_end_ms: float = span_end(20_000.0)
-    horizon_ms: float = horizon_param(30_000.0)
-    window_ms: float = window_param(500.0)
+    surge_start_ms: float = common.span_start(10_000.0)
+    surge_end_ms: float = common.span_end(20_000.0)
+    horizon_ms: float = common.horizon_param(30_000.0)
+    window_ms: float = common.window_param(500.0)
 
     def __post_init__(self):
         check_fields(self)
         check_int("query_workers", self.query_workers, low=1, high=self.workers - 1)
-        check_span(self, "surge_start_ms", "surge_end_ms")
-        check_window_ms(self)
+        common.check_span(self, "surge_start_ms", "surge_end_ms")
+        common.check_window_ms(self)
         check_number("query surge rate (query_per_s × surge_factor)",
-                     self.query_per_s * self.surge_factor, high=MAX_RATE_PER_S)
+                     self.query_per_s * self.surge_factor, high=common.MAX_RATE_PER_S)
 
     def work_erlangs(self, query_factor: float = 1.0) -> tuple[float, float]:
         """Offered work (busy workers needed) of queries and deliveries."""
@@ -113,8 +94,8 @@ def iso_users(env, st: _IsoState, delivery: bool):
     if delivery:
         seg = [(0.0, sc.horizon_ms, sc.delivery_per_s)]
     else:
-        seg = segments(sc.query_per_s, sc.horizon_ms, sc.surge_start_ms, sc.surge_end_ms, sc.surge_factor)
-    yield from poisson(env, st.rng, seg, lambda: env.process(iso_request(env, st, delivery)))
+        seg = common.segments(sc.query_per_s, sc.horizon_ms, sc.surge_start_ms, sc.surge_end_ms, sc.surge_factor)
+    yield from common.poisson(env, st.rng, seg, lambda: env.process(iso_request(env, st, delivery)))
 
 
 def iso_request(env, st: _IsoState, delivery: bool):
@@ -142,12 +123,12 @@ def iso_request(env, st: _IsoState, delivery: bool):
 
 
 def simulate_isolation(
-    scenario: IsolationScenario = SEED_ISOLATION, seed: int = 0, *, max_events: int = DEFAULT_MAX_EVENTS
-) -> Run:
+    scenario: IsolationScenario = SEED_ISOLATION, seed: int = 0, *, max_events: int = common.DEFAULT_MAX_EVENTS
+) -> common.Run:
     """Run the shared or separated clusters; ``windows``: query_/delivery_ offered, served,
     gave_up (per s) and ``delivery_success`` / ``query_success`` (share of the requests arriving
     in the window that were served)."""
-    seed = check_run_args(scenario, IsolationScenario, seed, max_events)
+    seed = common.check_run_args(scenario, IsolationScenario, seed, max_events)
     sc = scenario
     env = simpy.Environment()
     names = [f"{k}_{m}" for k in ("query", "delivery") for m in ("offered", "served", "gave_up")]
@@ -160,37 +141,37 @@ def simulate_isolation(
     st = _IsoState(env, sc, make_rng(seed), rec, pools)
     env.process(iso_users(env, st, False))
     env.process(iso_users(env, st, True))
-    status = bounded(env, sc, max_events)
-    w = rec.arrays()
-    arrive = np.asarray(st.arrive, float)
+    status, w, arrive = common.finish(env, sc, rec, st, max_events)
     kind = np.asarray(st.kind, np.int8)
-    outcome, books = ledger(st.outcome)
+    outcome, books = common.ledger(st.outcome)
     ok = outcome == Outcome.SERVED
     n = len(w["t"])
     for k, name in ((0, "query"), (1, "delivery")):
         m = (kind == k) & (outcome != Outcome.IN_SYSTEM)
-        w[f"{name}_success"] = window_share(arrive[m], ok[m], sc.window_ms, n)
+        w[f"{name}_success"] = common.window_share(arrive[m], ok[m], sc.window_ms, n)
     done = outcome != Outcome.IN_SYSTEM
     surge = (arrive >= sc.surge_start_ms + 2000.0) & (arrive < sc.surge_end_ms) & done
     normal = (arrive < sc.surge_start_ms) & done
     summary = {
         "separated": sc.separated,
-        "delivery_success_surge": share(ok, surge & (kind == 1)),
-        "query_success_surge": share(ok, surge & (kind == 0)),
-        "delivery_success_normal": share(ok, normal & (kind == 1)),
-        "query_success_normal": share(ok, normal & (kind == 0)),
+        "delivery_success_surge": common.share(ok, surge & (kind == 1)),
+        "query_success_surge": common.share(ok, surge & (kind == 0)),
+        "delivery_success_normal": common.share(ok, normal & (kind == 1)),
+        "query_success_normal": common.share(ok, normal & (kind == 0)),
     }
-    return Run(sc, seed, status, books, w, summary, {"arrive_ms": arrive, "kind": kind, "outcome": outcome})
+    return common.Run(sc, seed, status, books, w, summary, {"arrive_ms": arrive, "kind": kind, "outcome": outcome})
 
 
 def simulate_storage_days(stores: int, p_down: float, days: int = 100_000, seed: int = 0) -> dict:
     """Monte Carlo of :func:`storage_split`'s failure part: each day each store is down with
     probability ``p_down``, independently (physically isolated, "即使服务器硬件故障，也不会相互影响").
     Returns the measured shares of days with everything down, something down, and the mean share
-    of the data down."""
+    of the data down. It draws ``days × stores`` at once: at most :data:`MAX_STORE_DAYS`, so
+    ``days <= MAX_STORE_DAYS // stores`` (and at most 10,000,000)."""
     k = check_int("stores", stores, low=1, high=1000)
     p = check_probability("p_down", p_down)
-    n = check_int("days", days, low=1, high=10_000_000)
+    n = check_int(f"days (days × stores <= MAX_STORE_DAYS = {MAX_STORE_DAYS} with stores = {k})", days,
+                  low=1, high=min(10_000_000, MAX_STORE_DAYS // k))
     rng = make_rng(check_seed(seed))
     down = rng.random((n, k)) < p
     per_day = down.sum(axis=1)

@@ -21,27 +21,7 @@ import simpy
 
 from ..sim import Outcome, Recorder, make_rng, run_bounded
 from ..validate import check_fields, check_int, check_number, param
-from .common import (
-    DEFAULT_MAX_EVENTS,
-    MAX_HORIZON_MS,
-    Run,
-    bounded,
-    check_run_args,
-    check_scenario,
-    check_span,
-    check_window_ms,
-    horizon_param,
-    ledger,
-    mean_or_nan,
-    poisson,
-    rate_param,
-    share,
-    span_end,
-    span_start,
-    window_param,
-    window_stats,
-    workers_param,
-)
+from . import common
 from .holding import holding_ms, pool_capacity_per_s
 
 IO_MODES = ("sync", "async")
@@ -62,30 +42,30 @@ class PoolScenario:
     up after ``user_timeout_ms``.
     """
 
-    rate_per_s: float = rate_param(300.0)
-    workers: int = workers_param(100)
+    rate_per_s: float = common.rate_param(300.0)
+    workers: int = common.workers_param(100)
     timeout_ms: float = param(5000.0, low=0.0, low_open=True, high=1e7)
     service_ms: float = param(100.0, low=0.0, low_open=True, high=1e7)
     service_shape: float = param(1.0, low=0.05, high=1000.0)
     hang_share: float = param(0.0, kind="probability")
-    hang_start_ms: float = span_start(0.0)
-    hang_end_ms: float = span_end(math.inf)
+    hang_start_ms: float = common.span_start(0.0)
+    hang_end_ms: float = common.span_end(math.inf)
     slow_share: float = param(0.0, kind="probability")
     slow_service_ms: float = param(700.0, low=0.0, low_open=True, high=1e7)
     slow_timeout_ms: float = param(5000.0, low=0.0, low_open=True, high=1e7)
-    slow_workers: int = workers_param(0, low=0)  # < workers (the rest serve the fast business)
+    slow_workers: int = common.workers_param(0, low=0)  # < workers (the rest serve the fast business)
     io: str = param("sync", kind="choice", choices=IO_MODES)
     cpu_ms: float = param(2.0, low=0.0, low_open=True, high=1e6)
     max_inflight: int = param(10_000, kind="int", low=1, high=10_000_000)
     user_timeout_ms: float = param(10_000.0, low=0.0, low_open=True, allow_inf=True)
-    horizon_ms: float = horizon_param(30_000.0)
-    window_ms: float = window_param(500.0)
+    horizon_ms: float = common.horizon_param(30_000.0)
+    window_ms: float = common.window_param(500.0)
 
     def __post_init__(self):
         check_fields(self)
         check_int("slow_workers", self.slow_workers, low=0, high=self.workers - 1)
-        check_span(self, "hang_start_ms", "hang_end_ms")
-        check_window_ms(self)
+        common.check_span(self, "hang_start_ms", "hang_end_ms")
+        common.check_window_ms(self)
 
     def hang_at(self, t_ms: float) -> float:
         return self.hang_share if self.hang_start_ms <= t_ms < self.hang_end_ms else 0.0
@@ -170,7 +150,7 @@ def pool_users(env, st: _PoolState):
     def spawn():
         env.process(pool_user(env, st, bool(sc.slow_share > 0 and st.rng.random() < sc.slow_share)))
 
-    yield from poisson(env, st.rng, [(0.0, sc.horizon_ms, sc.rate_per_s)], spawn)
+    yield from common.poisson(env, st.rng, [(0.0, sc.horizon_ms, sc.rate_per_s)], spawn)
 
 
 def pool_user(env, st: _PoolState, slow: bool):
@@ -266,14 +246,14 @@ def measure_capacity(
     horizon_ms: float | None = None,
     warmup_ms: float | None = None,
     target_completions: int = 20_000,
-    max_events: int = DEFAULT_MAX_EVENTS,
+    max_events: int = common.DEFAULT_MAX_EVENTS,
 ) -> dict:
     """Measure the saturated pool's capacity with SimPy: ``workers`` worker processes, each
     with an endless backlog, calling the downstream for ``horizon_ms`` (by default long enough
     for about ``target_completions`` calls at the closed-form rate). Uses the fast class, sync
     I/O and ``hang_share`` throughout. Returns the measured ``capacity_per_s``, the success
     share, the closed form and the counts."""
-    seed = check_run_args(scenario, PoolScenario, seed, max_events)
+    seed = common.check_run_args(scenario, PoolScenario, seed, max_events)
     if scenario.io != "sync":
         raise ValueError(f"io must be 'sync' for measure_capacity, got {scenario.io!r}")
     check_int("target_completions", target_completions, low=1)
@@ -282,10 +262,10 @@ def measure_capacity(
     hold = holding_ms(sc.service_ms, sc.timeout_ms, sc.hang_share, sc.service_shape)
     if warmup_ms is None:  # the hung workers reach their steady share after one timeout
         warmup_ms = 2.0 * max(hold, sc.timeout_ms)
-    warm = check_number("warmup_ms", warmup_ms, low=0.0, high=MAX_HORIZON_MS)
+    warm = check_number("warmup_ms", warmup_ms, low=0.0, high=common.MAX_HORIZON_MS)
     if horizon_ms is None:
         horizon_ms = warm + 1000.0 * target_completions / closed
-    h = check_number("horizon_ms", horizon_ms, low=0.0, low_open=True, high=MAX_HORIZON_MS)
+    h = check_number("horizon_ms", horizon_ms, low=0.0, low_open=True, high=common.MAX_HORIZON_MS)
     if h <= warm:
         raise ValueError(f"horizon_ms must be > warmup_ms ({warm:g}), got {horizon_ms!r}")
     env = simpy.Environment()
@@ -307,13 +287,13 @@ def measure_capacity(
 
 
 def simulate_pool(
-    scenario: PoolScenario = SEED_POOL_INCIDENT, seed: int = 0, *, max_events: int = DEFAULT_MAX_EVENTS
-) -> Run:
+    scenario: PoolScenario = SEED_POOL_INCIDENT, seed: int = 0, *, max_events: int = common.DEFAULT_MAX_EVENTS
+) -> common.Run:
     """Run the open pool: users arrive, queue for workers, give up after ``user_timeout_ms``.
     ``windows``: offered, goodput (answered ok), timeouts (failed after the downstream timeout),
     gave_up, rejected, wasted (per s), queue and busy (time-weighted), mean_ms / p50_ms / p99_ms
     (the user's wait, by completion window)."""
-    seed = check_run_args(scenario, PoolScenario, seed, max_events)
+    seed = common.check_run_args(scenario, PoolScenario, seed, max_events)
     sc = scenario
     env = simpy.Environment()
     rec = Recorder(
@@ -331,37 +311,33 @@ def simulate_pool(
     for _ in range(sc.slow_workers):
         env.process(worker(env, st, queues[True], True))
     env.process(pool_users(env, st))
-    status = bounded(env, sc, max_events)
-    rec.close(status.t_end_ms)
-    w = rec.arrays()
-    arrive = np.asarray(st.arrive, float)
+    status, w, arrive = common.finish(env, sc, rec, st, max_events)
     done = np.asarray(st.done, float)
     gave_up = np.asarray(st.gave_up, bool)
-    outcome, books = ledger(st.outcome, gave_up=int(gave_up.sum()), wasted=st.wasted)
+    outcome, books = common.ledger(st.outcome, gave_up=int(gave_up.sum()), wasted=st.wasted)
     slow = np.asarray(st.slow, bool)
-    w["mean_ms"], w["p50_ms"], w["p99_ms"] = window_stats(done, done - arrive, sc.window_ms, len(w["t"]))
+    lat = common.latency_windows(w, arrive, done, sc.window_ms)
     ok = outcome == Outcome.SERVED
     fin = outcome != Outcome.IN_SYSTEM
     hang = (arrive >= sc.hang_start_ms) & (arrive < sc.hang_end_ms) & fin
-    lat = done - arrive
     summary = {
-        "success_all": share(ok, fin),
-        "success_hang": share(ok, hang),
-        "success_fast": share(ok, fin & ~slow),
-        "success_slow": share(ok, fin & slow),
-        "mean_wait_ms": mean_or_nan(lat, fin),
-        "mean_wait_hang_ms": mean_or_nan(lat, hang),
+        "success_all": common.share(ok, fin),
+        "success_hang": common.share(ok, hang),
+        "success_fast": common.share(ok, fin & ~slow),
+        "success_slow": common.share(ok, fin & slow),
+        "mean_wait_ms": common.mean_or_nan(lat, fin),
+        "mean_wait_hang_ms": common.mean_or_nan(lat, hang),
         "peak_queue": float(np.max(w["queue"])) if len(w["queue"]) else 0.0,
         "gave_up": int(gave_up.sum()),
     }
     log = {"arrive_ms": arrive, "done_ms": done, "outcome": outcome, "gave_up": gave_up, "slow": slow}
-    return Run(sc, seed, status, books, w, summary, log)
+    return common.Run(sc, seed, status, books, w, summary, log)
 
 
 def pool_designs(base: PoolScenario = SEED_POOL_INCIDENT) -> dict:
     """§4's four designs built from ``base``: one pool with its timeout, one pool with 500 ms,
     fast/slow pools (60 workers at 1 s, 40 at 5 s) and async I/O."""
-    check_scenario("base", base, PoolScenario)
+    common.check_scenario("base", base, PoolScenario)
     return {
         "one pool, 5 s": base,
         "one pool, 500 ms": replace(base, timeout_ms=500.0, slow_timeout_ms=500.0),
@@ -376,7 +352,7 @@ def pool_conclusion_holds(patience_ms: float, base: PoolScenario = SEED_POOL_INC
     5 s pool makes users wait longest, the 500 ms pool answers fewer than 60% of the slow
     requests and the fast/slow pools at least 90% of them."""
     p = check_number("patience_ms", patience_ms, low=0.0, low_open=True, allow_inf=True)
-    check_scenario("base", base, PoolScenario)
+    common.check_scenario("base", base, PoolScenario)
     d = pool_designs(replace(base, user_timeout_ms=p))
     s = {k: simulate_pool(d[k], seed=seed).summary for k in ("one pool, 5 s", "one pool, 500 ms", "fast/slow pools, 1 s / 5 s")}
     long = s["one pool, 5 s"]["mean_wait_hang_ms"]

@@ -19,23 +19,7 @@ import simpy
 
 from ..sim import Outcome, Recorder, make_rng
 from ..validate import check_fields, param
-from .common import (
-    DEFAULT_MAX_EVENTS,
-    Run,
-    bounded,
-    check_run_args,
-    check_span,
-    check_window_ms,
-    horizon_param,
-    ledger,
-    poisson,
-    rate_param,
-    span_end,
-    span_start,
-    window_param,
-    window_stats,
-    workers_param,
-)
+from . import common
 
 REPORT_MODES = ("bypass", "blocking")
 
@@ -50,22 +34,22 @@ class ReportScenario:
     ``report_timeout_ms``, then carry on; ``"blocking"``: wait for the answer.
     """
 
-    rate_per_s: float = rate_param(200.0)
-    workers: int = workers_param(20)
+    rate_per_s: float = common.rate_param(200.0)
+    workers: int = common.workers_param(20)
     core_ms: float = param(30.0, low=0.0, low_open=True, high=1e6)
     report_ms: float = param(3.0, low=0.0, low_open=True, high=1e7)
     report_timeout_ms: float = param(20.0, low=0.0, low_open=True, high=1e7)
     mode: str = param("bypass", kind="choice", choices=REPORT_MODES)
     slow_report_ms: float = param(300.0, low=0.0, low_open=True, high=1e7)
-    slow_start_ms: float = span_start(10_000.0)
-    slow_end_ms: float = span_end(20_000.0)
-    horizon_ms: float = horizon_param(30_000.0)
-    window_ms: float = window_param(500.0)
+    slow_start_ms: float = common.span_start(10_000.0)
+    slow_end_ms: float = common.span_end(20_000.0)
+    horizon_ms: float = common.horizon_param(30_000.0)
+    window_ms: float = common.window_param(500.0)
 
     def __post_init__(self):
         check_fields(self)
-        check_span(self, "slow_start_ms", "slow_end_ms")
-        check_window_ms(self)
+        common.check_span(self, "slow_start_ms", "slow_end_ms")
+        common.check_window_ms(self)
 
     def report_mean_at(self, t_ms: float) -> float:
         return self.slow_report_ms if self.slow_start_ms <= t_ms < self.slow_end_ms else self.report_ms
@@ -98,7 +82,7 @@ class _ReportState:
 def report_users(env, st: _ReportState):
     """The users: a Poisson stream of gift requests; each runs :func:`cgi_request`."""
     sc = st.sc
-    yield from poisson(env, st.rng, [(0.0, sc.horizon_ms, sc.rate_per_s)],
+    yield from common.poisson(env, st.rng, [(0.0, sc.horizon_ms, sc.rate_per_s)],
                         lambda: env.process(cgi_request(env, st)))
 
 
@@ -134,26 +118,22 @@ def reporting_service(env, st: _ReportState):
 
 
 def simulate_report(
-    scenario: ReportScenario = SEED_REPORT, seed: int = 0, *, max_events: int = DEFAULT_MAX_EVENTS
-) -> Run:
+    scenario: ReportScenario = SEED_REPORT, seed: int = 0, *, max_events: int = common.DEFAULT_MAX_EVENTS
+) -> common.Run:
     """Run the CGI with its reporting step; ``windows``: offered, goodput, bypassed (per s),
     queue (requests waiting for a worker), mean_ms / p50_ms / p99_ms (latency by completion)."""
-    seed = check_run_args(scenario, ReportScenario, seed, max_events)
+    seed = common.check_run_args(scenario, ReportScenario, seed, max_events)
     sc = scenario
     env = simpy.Environment()
     rec = Recorder(sc.horizon_ms, sc.window_ms, counters=("offered", "goodput", "bypassed"),
                    levels=("queue",))
     st = _ReportState(env, sc, make_rng(seed), rec, simpy.Resource(env, capacity=sc.workers))
     env.process(report_users(env, st))
-    status = bounded(env, sc, max_events)
-    rec.close(status.t_end_ms)
-    w = rec.arrays()
-    arrive = np.asarray(st.arrive, float)
+    status, w, arrive = common.finish(env, sc, rec, st, max_events)
     done = np.asarray(st.done, float)
-    lat = done - arrive
-    w["mean_ms"], w["p50_ms"], w["p99_ms"] = window_stats(done, lat, sc.window_ms, len(w["t"]))
+    lat = common.latency_windows(w, arrive, done, sc.window_ms)
     fin = ~np.isnan(done)
-    outcome, books = ledger(np.where(fin, Outcome.SERVED, Outcome.IN_SYSTEM), bypassed=st.bypassed)
+    outcome, books = common.ledger(np.where(fin, Outcome.SERVED, Outcome.IN_SYSTEM), bypassed=st.bypassed)
     slow = (arrive >= sc.slow_start_ms) & (arrive < sc.slow_end_ms) & fin
     normal = (arrive < sc.slow_start_ms) & fin
     summary = {
@@ -165,4 +145,4 @@ def simulate_report(
         "bypassed": st.bypassed,
         "unfinished": int((~fin).sum()),
     }
-    return Run(sc, seed, status, books, w, summary, {"arrive_ms": arrive, "done_ms": done})
+    return common.Run(sc, seed, status, books, w, summary, {"arrive_ms": arrive, "done_ms": done})

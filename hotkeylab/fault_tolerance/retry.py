@@ -21,27 +21,8 @@ import simpy
 
 from ..sim import Outcome, Recorder, make_rng
 from ..validate import check_fields, check_int, param
+from . import common
 from .closed_form import backend_capacity_per_s
-from .common import (
-    DEFAULT_MAX_EVENTS,
-    Attempt,
-    Run,
-    bounded,
-    check_run_args,
-    check_scenario,
-    check_span,
-    check_window_ms,
-    horizon_param,
-    ledger,
-    mean_or_nan,
-    poisson,
-    rate_param,
-    share,
-    span_end,
-    span_start,
-    window_param,
-    workers_param,
-)
 
 RETRY_POLICIES = ("none", "always", "gated")
 
@@ -63,14 +44,14 @@ class RetryScenario:
     ``normal_success``, or ``fault_success`` inside the fault window.
     """
 
-    users_per_s: float = rate_param(120.0)  # user requests/s (first clicks), Poisson
-    workers: int = workers_param(4)  # backend workers
+    users_per_s: float = common.rate_param(120.0)  # user requests/s (first clicks), Poisson
+    workers: int = common.workers_param(4)  # backend workers
     service_ms: float = param(20.0, low=0.0, low_open=True, high=1e6)  # mean service time per call (exponential)
     timeout_ms: float = param(500.0, low=0.0, low_open=True, high=1e7)  # AMS's timeout per call
     normal_success: float = param(0.999, kind="probability")  # success probability of a call outside the fault
     fault_success: float = param(0.2, kind="probability")  # ... inside the fault window
-    fault_start_ms: float = span_start(10_000.0)
-    fault_end_ms: float = span_end(20_000.0)
+    fault_start_ms: float = common.span_start(10_000.0)
+    fault_end_ms: float = common.span_end(20_000.0)
     attempts: int = param(2, kind="int", low=1, high=100)  # calls per click, the first included (2 = one retry)
     policy: str = param("always", kind="choice", choices=RETRY_POLICIES)  # "none" | "always" | "gated"
     gate_threshold: float = param(0.9, kind="probability")  # gated: retry only while the measured success rate >= this
@@ -78,13 +59,13 @@ class RetryScenario:
     gate_min_samples: int = param(20, kind="int", low=1, high=10_000_000)  # gated: fewer calls in the window count as healthy
     clicks: int = param(1, kind="int", low=1, high=100)  # clicks per user: a user who sees a failure clicks again, up to this many
     reclick_ms: float = param(1000.0, low=0.0, low_open=True, high=1e7)  # a user clicks again this long after seeing the failure
-    horizon_ms: float = horizon_param(40_000.0)
-    window_ms: float = window_param(500.0)
+    horizon_ms: float = common.horizon_param(40_000.0)
+    window_ms: float = common.window_param(500.0)
 
     def __post_init__(self):
         check_fields(self)
-        check_span(self, "fault_start_ms", "fault_end_ms")
-        check_window_ms(self)
+        common.check_span(self, "fault_start_ms", "fault_end_ms")
+        common.check_window_ms(self)
 
     @property
     def capacity_per_s(self) -> float:
@@ -157,7 +138,7 @@ class _RetryState:
 def retry_users(env, st: _RetryState):
     """The users: first clicks arrive as a Poisson stream; each runs :func:`retry_user`."""
     sc = st.sc
-    yield from poisson(
+    yield from common.poisson(
         env, st.rng, [(0.0, sc.horizon_ms, sc.users_per_s)], lambda: env.process(retry_user(env, st))
     )
 
@@ -196,7 +177,7 @@ def ams_call(env, st: _RetryState, i: int):
             st.rec.count("retries", env.now)
         st.rec.count("attempts", env.now)
         st.calls[i] += 1
-        att = Attempt(env)
+        att = common.Attempt(env)
         env.process(backend(env, st, att))
         yield att.done | env.timeout(sc.timeout_ms)
         if att.done.triggered:
@@ -212,7 +193,7 @@ def ams_call(env, st: _RetryState, i: int):
     return False, kind
 
 
-def backend(env, st: _RetryState, att: Attempt):
+def backend(env, st: _RetryState, att: common.Attempt):
     """The backend: waits for a free worker (FIFO), serves for an exponential time, then
     answers success with the current success probability. It serves calls whose caller has
     already timed out: those answers are wasted."""
@@ -232,11 +213,11 @@ def backend(env, st: _RetryState, att: Attempt):
 
 
 def simulate_retry(
-    scenario: RetryScenario = SEED_RETRY, seed: int = 0, *, max_events: int = DEFAULT_MAX_EVENTS
-) -> Run:
+    scenario: RetryScenario = SEED_RETRY, seed: int = 0, *, max_events: int = common.DEFAULT_MAX_EVENTS
+) -> common.Run:
     """Run the retry model; ``windows`` holds offered (first clicks), attempts, retries,
     reclicks, goodput, failed, timeouts, wasted (per s) and queue (calls waiting)."""
-    seed = check_run_args(scenario, RetryScenario, seed, max_events)
+    seed = common.check_run_args(scenario, RetryScenario, seed, max_events)
     sc = scenario
     env = simpy.Environment()
     rec = Recorder(
@@ -247,12 +228,9 @@ def simulate_retry(
     )
     st = _RetryState(env, sc, make_rng(seed), rec, simpy.Resource(env, capacity=sc.workers))
     env.process(retry_users(env, st))
-    status = bounded(env, sc, max_events)
-    rec.close(status.t_end_ms)
-    w = rec.arrays()
-    arrive = np.asarray(st.arrive, float)
+    status, w, arrive = common.finish(env, sc, rec, st, max_events)
     calls = np.asarray(st.calls, float)
-    outcome, books = ledger(st.outcome, wasted=st.wasted, calls=int(calls.sum()))
+    outcome, books = common.ledger(st.outcome, wasted=st.wasted, calls=int(calls.sum()))
     served = outcome == Outcome.SERVED
     done = outcome != Outcome.IN_SYSTEM
     settle = sc.timeout_ms * sc.attempts + sc.reclick_ms * (sc.clicks - 1)
@@ -265,24 +243,24 @@ def simulate_retry(
     goodput_end = float(w["goodput"][last].mean()) if last.any() else math.nan
     summary = {
         "policy": sc.policy,
-        "success_before": share(served, before),
-        "success_fault": share(served, in_fault),
-        "success_end": share(served, tail),
-        "calls_per_user_fault": mean_or_nan(calls, in_fault),
-        "calls_per_user_end": mean_or_nan(calls, tail),
+        "success_before": common.share(served, before),
+        "success_fault": common.share(served, in_fault),
+        "success_end": common.share(served, tail),
+        "calls_per_user_fault": common.mean_or_nan(calls, in_fault),
+        "calls_per_user_end": common.mean_or_nan(calls, tail),
         "goodput_end_per_s": goodput_end,
         "recovered": bool(goodput_end >= 0.9 * sc.users_per_s * sc.normal_success),
         "peak_queue": float(np.max(w["queue"])) if len(w["queue"]) else 0.0,
         "wasted": st.wasted,
     }
     log = {"arrive_ms": arrive, "outcome": outcome, "calls": calls}
-    return Run(sc, seed, status, books, w, summary, log)
+    return common.Run(sc, seed, status, books, w, summary, log)
 
 
 def retry_stuck_count(scenario: RetryScenario = SEED_RETRY, seeds: int = 20) -> int:
     """In how many of ``seeds`` runs (seeds 0 … seeds − 1) the backend is still stuck at the
     horizon: users served per second over the last 5 s below half the users' rate."""
-    check_scenario("scenario", scenario, RetryScenario)
+    common.check_scenario("scenario", scenario, RetryScenario)
     n = check_int("seeds", seeds, low=1, high=10_000)
     return sum(
         simulate_retry(scenario, seed=k).summary["goodput_end_per_s"] < 0.5 * scenario.users_per_s
@@ -294,5 +272,5 @@ def retry_storm_error_share(sc: RetryScenario = SEED_RETRY) -> float:
     """The smallest share of failing calls at which always-retry pushes the load during the fault
     above the backend's capacity: ``users × (1 + e) > capacity``, so ``e > capacity / users − 1``
     (one retry). Below it the fault alone cannot start a storm."""
-    check_scenario("sc", sc, RetryScenario)
+    common.check_scenario("sc", sc, RetryScenario)
     return min(1.0, max(0.0, sc.capacity_per_s / sc.users_per_s - 1.0))
