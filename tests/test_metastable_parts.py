@@ -5,7 +5,11 @@ interval), and both engines identical on all of them."""
 from __future__ import annotations
 
 import math
+import subprocess
+import sys
+import textwrap
 from dataclasses import replace
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -15,6 +19,7 @@ from hypothesis import strategies as st
 from hotkeylab import capacity
 from hotkeylab.metastable import SEED_INCIDENT, RetryPolicy, Window, simulate
 from hotkeylab.metastable import lesson as L
+from hotkeylab.metastable.mitigations import restart_scenario
 
 SHORT = replace(L.SHORT_INCIDENT, horizon_ms=70_000.0)
 
@@ -254,3 +259,121 @@ def test_vectorised_hashed_uniform_is_bit_identical(seed, pairs, stream):
     k = np.array([p[1] for p in pairs])
     got = hashed_uniforms(seed, i, k, stream)
     assert got.tolist() == [hashed_uniform(seed, a, b, stream) for a, b in pairs]
+
+
+# --------------------------------------------------------------------------- restarts, both engines
+def _quiet(rate: float, restart_ms: float, horizon_ms: float = 5_000.0):
+    return replace(SEED_INCIDENT, user_rate_per_s=rate, peak=None, second_owner=None, restart_at_ms=restart_ms,
+                   horizon_ms=horizon_ms, warmup_ms=0.0, window_ms=500.0)
+
+
+RESTARTS = {
+    # 1 request/s: the batcher waits for a row when the restart comes (its pending get must not
+    # take the next row)
+    "idle_2.5s": _quiet(1.0, 2_500.0),
+    "at_0s": _quiet(1.0, 0.0),
+    "at_0s_busy": _quiet(600.0, 0.0, 2_000.0),
+    # overloaded from the start (1100/s on two owners): the restart clears a full queue mid-storm
+    "mid_storm": replace(_quiet(1_100.0, 1_500.0, 3_000.0), second_owner=Window(0.0, math.inf)),
+    "mid_storm_limit": replace(_quiet(1_100.0, 1_500.0, 3_000.0), second_owner=Window(0.0, math.inf),
+                               queue_limit=6),
+    # notebook 04's restart scenario, on a clock cut short: the restart 1 s into the second owner
+    "restart_scenario_short": replace(restart_scenario(), restart_at_ms=16_000.0, horizon_ms=18_000.0),
+}
+
+
+@pytest.mark.parametrize("name", list(RESTARTS))
+@pytest.mark.parametrize("seed", [0, 5])
+def test_restarts_give_identical_runs_in_both_engines(name, seed):
+    sc = RESTARTS[name]
+    a = simulate(sc, engine="simpy", seed=seed).check()
+    b = simulate(sc, engine="fast", seed=seed).check()
+    _identical(a, b)
+
+
+def test_a_restart_at_idle_loses_no_row_and_a_busy_one_loses_some():
+    idle = simulate(RESTARTS["idle_2.5s"], engine="simpy", seed=0)
+    assert idle.ledger.arrived > 0 and idle.summary["served_share"] == 1.0
+    storm = simulate(RESTARTS["mid_storm"], engine="simpy", seed=0)
+    assert storm.windows["dropped"].sum() > 0
+
+
+# --------------------------------------------------------------------------- bounded in memory and time
+_ROOT = Path(__file__).resolve().parents[1]
+
+
+def _run_child(code: str, timeout_s: float = 20.0) -> list[str]:
+    """Run ``code`` in a fresh interpreter with a wall limit; its printed lines."""
+    out = subprocess.run([sys.executable, "-c", textwrap.dedent(code)], capture_output=True, text=True,
+                         timeout=timeout_s, cwd=_ROOT)
+    assert out.returncode == 0, out.stderr[-2000:]
+    return out.stdout.split()
+
+
+def test_a_huge_rate_with_a_small_event_cap_stops_early_in_little_memory():
+    """1e5 requests/s for 240 s would be 2.4e7 arrivals: with ``max_events=1000`` both engines
+    draw arrivals in blocks, stop at the cap and return a truncated run whose ledgers balance,
+    under a 1 GiB address-space limit (or, where that cannot be set, ≤ 300 MB resident)."""
+    words = _run_child("""
+        import resource
+        try:
+            resource.setrlimit(resource.RLIMIT_AS, (1 << 30, 1 << 30))
+            limited = 1
+        except (ValueError, OSError):
+            limited = 0
+        from dataclasses import replace
+        from hotkeylab.metastable import SEED_INCIDENT, simulate
+        for engine in ("fast", "simpy"):
+            run = simulate(replace(SEED_INCIDENT, user_rate_per_s=1e5, max_events=1000), engine=engine, seed=0)
+            run.check()
+            print(engine, int(run.truncated), run.status.t_end_ms, run.ledger.arrived)
+        print(limited, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)
+    """)
+    fast, simpy_, (limited, rss_kb) = words[0:4], words[4:8], words[8:10]
+    for eng, rows in (("fast", fast), ("simpy", simpy_)):
+        assert rows[0] == eng and rows[1] == "1"  # truncated
+        assert 0 < float(rows[2]) < SEED_INCIDENT.horizon_ms and 0 < int(rows[3]) <= 1000
+    assert int(limited) == 1 or int(rss_kb) <= 300 * 1024
+
+
+def test_window_factor_has_an_upper_bound():
+    from hotkeylab.metastable.scenario import WINDOW_FACTOR_MAX
+
+    Window(0.0, 1.0, WINDOW_FACTOR_MAX)
+    with pytest.raises(ValueError, match=r"Window\.factor.*<= 1000.*got 1001"):
+        Window(0.0, 1.0, WINDOW_FACTOR_MAX + 1)
+    with pytest.raises(ValueError, match=r"Window\.factor"):
+        replace(SHORT, peak=Window(0.0, math.inf, 1e9))
+
+
+def test_zero_retry_delay_on_a_full_queue_advances_time_and_stops_at_the_cap():
+    """Issue #20: every retry refused at once by a full queue and retried after no delay. A delay
+    below the clock's float spacing (1e-300 ms) kept every retry at one instant until the event cap
+    (minutes at the default cap); the shortest delay is now 1 µs, so time advances, and the fast
+    engine stops at the cap in seconds with balanced ledgers."""
+    from hotkeylab.metastable.scenario import MIN_DELAY_MS
+
+    with pytest.raises(ValueError, match=r"RetryPolicy\.min_delay_ms.*>= 0\.001.*got 1e-300"):
+        RetryPolicy(base_ms=0.0, cap_ms=0.0, jitter="none", min_delay_ms=1e-300)
+    words = _run_child(f"""
+        from dataclasses import replace
+        from hotkeylab.metastable import SEED_INCIDENT, RetryPolicy, simulate
+        from hotkeylab.metastable.arrivals import arrival_times, as_reached
+        pol = RetryPolicy(base_ms=0.0, cap_ms=0.0, jitter="none", min_delay_ms={MIN_DELAY_MS!r})
+        for limit in (0, 2):
+            sc = replace(SEED_INCIDENT, retry=pol, queue_limit=limit, user_rate_per_s=5000.0, peak=None,
+                         second_owner=None, horizon_ms=2000.0, warmup_ms=0.0, window_ms=1.0, max_events=100_000)
+            run = simulate(sc, engine="fast", seed=0)
+            run.check()
+            first = float(as_reached(arrival_times(sc, 0)[0])[0])  # the first send: the queue is empty
+            print(int(run.truncated), run.status.events, run.status.t_end_ms, first,
+                  int(run.windows["rejected"].sum()), int((run.windows["rejected"] > 0).sum()))
+    """)
+    rows = [words[k:k + 6] for k in range(0, len(words), 6)]
+    assert len(rows) == 2
+    for truncated, events, t_end, first, rejected, ms_with_rejections in rows:
+        assert truncated == "1" and int(events) == 100_000
+        assert int(rejected) > 10_000
+        assert float(first) < float(t_end) < 2000.0
+        # refusals spread over several milliseconds: the clock moved (a spin stays at one instant)
+        assert int(ms_with_rejections) >= 3

@@ -33,6 +33,10 @@ __all__ = [
 
 JITTERS = ("none", "full", "equal", "decorrelated")
 BATCHERS = ("timer", "leader")
+#: The largest :attr:`Window.factor` (load, batch-time or retry-delay multiplier).
+WINDOW_FACTOR_MAX = 1e3
+#: The shortest retry delay :attr:`RetryPolicy.min_delay_ms` may set (1 µs).
+MIN_DELAY_MS = 1e-3
 
 
 @dataclass(frozen=True)
@@ -47,7 +51,10 @@ class Window:
     def __post_init__(self):
         check_number("Window.start_ms", self.start_ms, low=0.0)
         check_number("Window.end_ms", self.end_ms, low=self.start_ms, allow_inf=True)
-        check_number("Window.factor", self.factor, low=0.0)
+        # at most ×1000, as stretch_retries: a peak or a slow database past that leaves every
+        # declared range behind (600 requests/s × 1000 is already 6e5/s, a 16 ms commit 16 s),
+        # and the arrival draw and the event cap are sized for rates up to user_rate_per_s's 1e6/s
+        check_number("Window.factor", self.factor, low=0.0, high=WINDOW_FACTOR_MAX)
 
     def contains(self, t_ms: float) -> bool:
         return self.start_ms <= t_ms < self.end_ms
@@ -115,7 +122,10 @@ class RetryPolicy:
         check_number("RetryPolicy.multiplier", self.multiplier, low=1.0)
         check_number("RetryPolicy.cap_ms", self.cap_ms, low=0.0)
         check_choice("RetryPolicy.jitter", self.jitter, JITTERS)
-        check_number("RetryPolicy.min_delay_ms", self.min_delay_ms, low=0.0, low_open=True)
+        # at least 1 µs: a delay below the float spacing of the clock (1e-300 ms) would retry at
+        # the same instant forever, each rejection burning an event at one time (issue #20); 1 µs
+        # is far above that spacing at the longest horizon (3.6e7 ms: spacing 7.5e-9 ms)
+        check_number("RetryPolicy.min_delay_ms", self.min_delay_ms, low=MIN_DELAY_MS)
         check_number("RetryPolicy.patience_ms", self.patience_ms, low=0.0, allow_inf=True)
         if self.budget is not None and not isinstance(self.budget, GrpcThrottle | PercentBudget):
             raise ValueError(
