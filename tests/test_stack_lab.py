@@ -18,12 +18,13 @@ import time
 from dataclasses import replace
 from pathlib import Path
 
+import matplotlib.pyplot as plt
 import numpy as np
 import pytest
 
 from hotkeylab import capacity, db_lab
 from hotkeylab.metastable import CoDel, RetryPolicy, Window
-from hotkeylab.stack_lab import compare, ledger, scenario
+from hotkeylab.stack_lab import compare, figures, ledger, scenario
 from hotkeylab.stack_lab.ledger import attempt_id, ledger_from_logs, windows_from_logs
 from hotkeylab.stack_lab.scenario import (
     SCALE,
@@ -208,6 +209,63 @@ def test_measured_times_within_tolerance_or_departure_named(comparisons):
     # on the stack: two servers batch separately, 04's model shares one batcher) - the notebook says why
     assert comparisons["degrade"]["agree_drain_s"]
     assert comparisons["stuck"]["real_cross_s"] < comparisons["stuck"]["model_cross_s"]
+
+
+# --------------------------------------------------------------------------- the degrade relapse
+def test_every_storm_user_makes_two_attempts_on_the_scaled_seed():
+    # M + the longest retry delay fits once in the patience, M + the shortest not twice: exactly 2
+    sc = scaled(turn_scenario("degrade"))
+    assert compare.storm_attempts_per_user(sc) == (2, 2)
+
+
+def test_storm_attempts_refuses_what_it_cannot_count():
+    sc = scaled(turn_scenario("degrade"))
+    with pytest.raises(ValueError, match="multiplier"):
+        compare.storm_attempts_per_user(replace(sc, retry=replace(sc.retry, multiplier=2.0)))
+
+
+def test_commit_dips_finds_a_synthetic_dip_after_a_healthy_window():
+    sc = scaled(turn_scenario("healthy"))
+    w_s = sc.window_ms / 1000.0
+    t = np.arange(0.0, sc.horizon_ms / 1000.0, w_s)
+    lam = sc.user_rate_per_s * sc.peak.factor
+    made = compare.batch_demand(sc, lam)
+    windows = {"t": t, "offered": np.full(len(t), lam), "batches": np.full(len(t), made + 0.5),
+               "timeouts": np.zeros(len(t)), "rejected": np.zeros(len(t)), "queue": np.zeros(len(t))}
+    assert compare.commit_dips(sc, windows) == []  # committing what the users make is no dip
+    k = len(t) // 2
+    windows["batches"][k] = made - 4.0
+    windows["batches"][k + 3] = made - 1.0
+    dips = compare.commit_dips(sc, windows)
+    assert [d[0] for d in dips] == [t[k], t[k + 3]]  # largest shortfall first
+    assert dips[0][1] == pytest.approx(made - 4.0) and dips[0][2] == pytest.approx(made)
+    windows["timeouts"][k - 1] = 1.0  # the window before was not healthy: not a dip that tipped anything
+    assert [d[0] for d in compare.commit_dips(sc, windows)] == [t[k + 3]]
+
+
+@pytest.mark.parametrize("args, name", [((10.0, 13.0, 0.5), "factor"), ((10.0, 13.0, math.nan), "factor"),
+                                        ((-1.0, 13.0, 2.0), "start_s"), ((13.0, 13.0, 2.0), "end_s"),
+                                        ((10.0, 1e6, 2.0), "end_s")])
+def test_with_stall_rejects_bad_input_naming_the_parameter(args, name):
+    with pytest.raises(ValueError, match=name):
+        compare.with_stall(_by_turn()["degrade"], *args)
+
+
+def test_with_stall_slows_the_commits_of_the_window_only():
+    run = _by_turn()["degrade"]
+    sc = compare.with_stall(run, 153.0, 156.0, 1.7)
+    assert (sc.slow_db.start_ms, sc.slow_db.end_ms, sc.slow_db.factor) == (153000.0, 156000.0, 1.7)
+    assert replace(sc, slow_db=None) == compare.model_scenario(run)
+
+
+def test_four_turn_legend_names_the_degrade(comparisons):
+    runs = _by_turn()
+    fig, axes = figures.four_turns([runs[t] for t in TURNS], [comparisons[t] for t in TURNS])
+    try:
+        labels = [x.get_text() for x in axes[0, -1].get_legend().get_texts()]
+        assert "upstream degraded" in labels and "C is a second owner" in labels
+    finally:
+        plt.close(fig)
 
 
 # --------------------------------------------------------------------------- live: the real stack
