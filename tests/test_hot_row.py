@@ -215,7 +215,7 @@ def test_more_threads_per_server_add_lock_waiters_not_throughput():
 @pytest.mark.parametrize("rho", [0.2, 0.5, 0.8])
 def test_md1_wait_within_5_percent_of_pollaczek_khinchine(rho):
     # ~1.1 M transactions at ρ = 0.8: the spread over seeds is ~0.8 %, so 5 % is > 6 sd away
-    sc = SEED_LOCK.at_load(rho, horizon_ms=4_000_000.0, max_events=50_000_000)
+    sc = SEED_LOCK.at_load(rho, horizon_ms=4_000_000.0)
     run = simulate_open_loop(sc, seed=11, engine="fast")
     expected = capacity.md1_mean_wait_ms(sc.rate_per_s, sc.hold_ms)
     assert run.summary["samples"] > 200_000
@@ -223,7 +223,7 @@ def test_md1_wait_within_5_percent_of_pollaczek_khinchine(rho):
 
 
 def test_mm1_wait_within_5_percent_of_pollaczek_khinchine():
-    sc = SEED_LOCK.at_load(0.5, hold_cv=1.0, horizon_ms=4_000_000.0, max_events=50_000_000)
+    sc = SEED_LOCK.at_load(0.5, hold_cv=1.0, horizon_ms=4_000_000.0)
     run = simulate_open_loop(sc, seed=12, engine="fast")
     assert run.mean_wait_ms == pytest.approx(capacity.pk_mean_wait_ms(sc.rate_per_s, sc.hold_ms, 1.0), rel=0.05)
 
@@ -436,3 +436,16 @@ def test_exercises_accept_the_computed_answer_and_reject_others():
     assert not check("01.peak_batch_rate", capacity.batcher_batch_rate(720)).ok
     assert not check("01.two_servers_lock_rho_peak", hot_row.group_commit_rho(
         replace(SEED_GROUP_COMMIT, rate_per_s=720.0, servers=2))["rho_lock"]).ok
+
+
+# --------------------------------------------------------------------------- bounded at the ends (#20)
+def test_largest_horizon_runs_to_the_cap_and_huge_times_are_refused():
+    import sys
+
+    run = simulate_open_loop(SEED_LOCK, seed=0, horizon_ms=sys.float_info.max, max_events=1_000)
+    assert run.status.truncated and run.ledger.arrived == 1_000
+    run.ledger.check()
+    with pytest.raises(ValueError, match="rtt_ms"):
+        hot_row.simulate_threads(hot_row.SEED_ROW, seed=0, rtt_ms=sys.float_info.max)
+    with pytest.raises(ValueError, match="max_events"):
+        simulate_group_commit(SEED_GROUP_COMMIT, seed=0, max_events=10**9)

@@ -219,7 +219,7 @@ def test_adding_machines_helps_only_with_a_per_machine_quota():
 def test_channel_taken_keeps_tokens_it_got_before_the_timer_fired():
     env = simpy.Environment()
     bucket = lt.ChannelBucket(env, rate_per_s=0.0, burst=5, start_full=False)
-    bucket.ch.items.extend([lt.TOKEN, lt.TOKEN])
+    bucket.ch.put(2)
     out = {}
 
     def goroutine():
@@ -230,7 +230,7 @@ def test_channel_taken_keeps_tokens_it_got_before_the_timer_fired():
     env.run(until=100)
     assert out["r"] == (False, 2)  # got 2 of 3, then "not get bucket"
     assert out["t"] == pytest.approx(30.0)  # timer = count × TimeDuration
-    assert bucket.wasted == 2 and len(bucket.ch.items) == 0
+    assert bucket.wasted == 2 and bucket.ch.level == 0
 
 
 def test_refill_ticks_into_the_channel_and_stops_at_burst():
@@ -238,9 +238,9 @@ def test_refill_ticks_into_the_channel_and_stops_at_burst():
     bucket = lt.ChannelBucket(env, rate_per_s=1000.0, burst=3, start_full=False)
     env.process(lt.refill(env, bucket))
     env.run(until=2.5)
-    assert len(bucket.ch.items) == 2
+    assert bucket.ch.level == 2
     env.run(until=10.5)
-    assert len(bucket.ch.items) == 3
+    assert bucket.ch.level == 3
 
 
 def test_xrate_reservation_semantics():
@@ -531,3 +531,40 @@ def test_exercises_accept_the_computed_answers_and_refuse_others():
         assert exercises.check(eid, value).ok, eid
         assert not exercises.check(eid, value * 1.5).ok, eid
         assert not exercises.check(eid, "many").ok, eid
+
+
+# --------------------------------------------------------------------------- bounded at the ends (#20)
+def test_a_full_bucket_of_the_largest_burst_costs_no_more_per_token():
+    # BucketCh holds a count of identical tokens: a full bucket of MAX_BURST is one number, so
+    # every receive is O(1) (a list of 10^7 tokens made each one copy the list)
+    run = lt.simulate(replace(SHORT, burst=lt.MAX_BURST), seed=0)
+    run.ledger.check()
+    assert run.ledger.served == run.ledger.arrived == run.tokens_handed_out  # never runs dry in 3 s
+
+
+def test_event_cap_is_declared_and_refused_above_its_range():
+    assert SHORT.max_events == lt.MAX_EVENTS
+    with pytest.raises(ValueError, match="max_events"):
+        replace(SHORT, max_events=lt.MAX_EVENTS + 1)
+    with pytest.raises(ValueError, match="max_events"):
+        lt.simulate(SHORT, max_events=lt.MAX_EVENTS + 1)
+    capped = lt.simulate(replace(SHORT, max_events=2_000), seed=0)
+    assert capped.status.truncated and capped.status.events <= 2_000
+    capped.ledger.check()
+
+
+def test_mutex_grants_in_arrival_order():
+    env = simpy.Environment()
+    mutex = lt.Mutex(env)
+    order = []
+
+    def goroutine(i):
+        with mutex.request() as req:
+            yield req
+            order.append(i)
+            yield env.timeout(1.0)
+
+    for i in range(5):
+        env.process(goroutine(i))
+    env.run()
+    assert order == list(range(5))

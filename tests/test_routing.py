@@ -515,3 +515,28 @@ def test_exercises_accept_the_computed_answers_and_reject_others():
     assert check("03.global_c_owner_timeout_s", ex.global_c_owner_timeout_s()).ok
     assert not check("03.global_c_owner_timeout_s", c_alone).ok
     assert not check("03.global_c_owner_timeout_s", 2 * ex.global_c_owner_timeout_s()).ok
+
+
+# --------------------------------------------------------------------------- bounded at the ends (#20)
+@pytest.mark.parametrize("engine", ["simpy", "fast"])
+def test_lock_run_at_the_largest_rate_ends_at_its_cap_truncated(engine):
+    sc = replace(SEED_INCIDENT, rate_per_s=1e6, horizon_ms=1e8, max_events=5_000)
+    run = routing.simulate_lock(sc, seed=0, engine=engine)
+    run.ledger.check()
+    assert run.status.truncated and run.status.t_end_ms < sc.horizon_ms
+    assert run.ledger.arrived <= sc.max_events
+    with pytest.raises(ValueError, match="max_events"):
+        replace(SEED_INCIDENT, max_events=routing.MAX_EVENTS_LOCK + 1)
+
+
+def test_transient_keeps_one_owner_array_per_server_out():
+    # a change every 0.6 ms for an hour: versions share the owner array of their server out
+    sc = replace(SEED_TRANSIENT, changes_per_min=1e5, n_keys=100_000, max_events=50_000)
+    run = routing.simulate_transient(sc, seed=0)
+    run.ledger.check()
+    assert run.status.truncated and run.n_changes > 1_000
+
+
+def test_model_and_fast_engine_import_without_a_circle():
+    code = "import hotkeylab.routing.fast, hotkeylab.routing.model, hotkeylab.routing.figures"
+    subprocess.run([sys.executable, "-c", code], check=True)

@@ -238,23 +238,15 @@ SYSTEM_A = YourSystem(
 #: the bistable band.
 SYSTEM_B = YourSystem(
     name="team B: inventory",
-    rtt_ms=0.3,
-    round_trips=10.0,
-    statement_ms=7.0,  # N = 10 × 0.3 + 7 = 10 ms
-    far_rtt_ms=1.5,
-    batch_max_rows=20,
-    batch_max_wait_ms=20.0,
-    timeout_ms=500.0,
-    retry_attempts=2,  # one retry
-    retry_backoff_ms=100.0,
-    retry_multiplier=2.0,
-    retry_cap_ms=1_000.0,
-    retry_jitter="full",
-    retry_patience_ms=1_000.0,
-    queue_limit=500,
-    normal_rate_per_s=500.0,
-    peak_factor=1.5,
-    safety=0.5,
+    # the merged commit: N = 10 × 0.3 + 7 = 10 ms; a far owner would be 1.5 ms away
+    rtt_ms=0.3, round_trips=10.0, statement_ms=7.0, far_rtt_ms=1.5,
+    # the batcher, as the seed's
+    batch_max_rows=20, batch_max_wait_ms=20.0,
+    # the client: one retry, backed off, within a second's patience
+    timeout_ms=500.0, retry_attempts=2, retry_backoff_ms=100.0, retry_multiplier=2.0, retry_cap_ms=1_000.0,
+    retry_jitter="full", retry_patience_ms=1_000.0,
+    # the server and the traffic
+    queue_limit=500, normal_rate_per_s=500.0, peak_factor=1.5, safety=0.5,
 )
 #: Team B's worst trigger: the primary 2.5× slower for 30 s (a second owner does not even build a
 #: queue there: two owners still outrun its peak).

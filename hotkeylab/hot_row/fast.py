@@ -32,7 +32,8 @@ def poisson_arrivals_ms(rng, rate_per_s: float, horizon_ms: float, max_count: in
     mean_gap = 1000.0 / rate
     parts, t, n = [], 0.0, 0
     while True:
-        k = min(cap - n, max(1024, int(1.1 * (horizon - t) / mean_gap) + 64))
+        expected = 1.1 * (horizon - t) / mean_gap  # may exceed any int (a huge horizon): cap first
+        k = min(cap - n, max(1024, int(expected) + 64 if expected < cap else cap))
         if k <= 0:
             return (np.concatenate(parts) if parts else np.empty(0)), True
         ts = t + np.cumsum(rng.exponential(mean_gap, size=k))

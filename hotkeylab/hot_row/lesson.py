@@ -57,20 +57,27 @@ def what_if_batching(rate_per_s: float = 600, max_rows: int = 20, max_wait_ms: f
     return dict(s)
 
 
+def _widget(callback, **sliders):
+    """``callback`` under ipywidgets ``sliders`` (labels 110 px wide), seed 0, drawing on every
+    change."""
+    import ipywidgets as w
+
+    for slider in sliders.values():
+        if isinstance(slider, w.Widget):
+            slider.style.description_width = "110px"
+    return w.interactive(callback, {"manual": False}, **sliders, seed=w.fixed(0), show=w.fixed(True))
+
+
 def widget_threads():
     """The notebook's what-if widget over :func:`what_if_threads` (RTT, round trips, threads)."""
     import ipywidgets as w
 
-    style = {"description_width": "110px"}
-    return w.interactive(
+    return _widget(
         what_if_threads,
-        {"manual": False},
-        rtt_ms=w.FloatSlider(value=0.5, min=0.1, max=3.0, step=0.1, description="RTT (ms)", style=style),
-        round_trips=w.IntSlider(value=4, min=2, max=20, description="round trips", style=style),
-        threads=w.IntSlider(value=8, min=1, max=32, description="worker threads", style=style),
+        rtt_ms=w.FloatSlider(value=0.5, min=0.1, max=3.0, step=0.1, description="RTT (ms)"),
+        round_trips=w.IntSlider(value=4, min=2, max=20, description="round trips"),
+        threads=w.IntSlider(value=8, min=1, max=32, description="worker threads"),
         statement_ms=w.fixed(0.3),
-        seed=w.fixed(0),
-        show=w.fixed(True),
     )
 
 
@@ -79,17 +86,13 @@ def widget_batching():
     of N paid per batch, servers)."""
     import ipywidgets as w
 
-    style = {"description_width": "110px"}
-    return w.interactive(
+    share = SEED_GROUP_COMMIT.per_batch_ms / SEED_GROUP_COMMIT.commit_ms
+    return _widget(
         what_if_batching,
-        {"manual": False},
-        rate_per_s=w.IntSlider(value=600, min=100, max=1500, step=50, description="requests/s", style=style),
-        max_rows=w.IntSlider(value=20, min=1, max=40, description="max_rows", style=style),
-        max_wait_ms=w.IntSlider(value=20, min=0, max=60, description="max_wait_ms", style=style),
-        commit_ms=w.IntSlider(value=16, min=2, max=40, description="N (ms)", style=style),
-        fixed_share=w.FloatSlider(value=round(SEED_GROUP_COMMIT.per_batch_ms / SEED_GROUP_COMMIT.commit_ms, 2),
-                                  min=0.1, max=1.0, step=0.01, description="per-batch share", style=style),
-        servers=w.IntSlider(value=1, min=1, max=3, description="servers", style=style),
-        seed=w.fixed(0),
-        show=w.fixed(True),
+        rate_per_s=w.IntSlider(value=600, min=100, max=1500, step=50, description="requests/s"),
+        max_rows=w.IntSlider(value=20, min=1, max=40, description="max_rows"),
+        max_wait_ms=w.IntSlider(value=20, min=0, max=60, description="max_wait_ms"),
+        commit_ms=w.IntSlider(value=16, min=2, max=40, description="N (ms)"),
+        fixed_share=w.FloatSlider(value=round(share, 2), min=0.1, max=1.0, step=0.01, description="per-batch share"),
+        servers=w.IntSlider(value=1, min=1, max=3, description="servers"),
     )

@@ -42,7 +42,15 @@ from .results import (
     ThreadsSweep,
     latency_stats,
 )
-from .scenario import SEED_GROUP_COMMIT, SEED_LOCK, SEED_ROW, GroupCommit, HotRow, OpenLoop
+from .scenario import (
+    MAX_EVENTS_OPEN_LOOP_SIMPY,
+    SEED_GROUP_COMMIT,
+    SEED_LOCK,
+    SEED_ROW,
+    GroupCommit,
+    HotRow,
+    OpenLoop,
+)
 
 
 # =========================================================================== actors
@@ -206,8 +214,9 @@ def simulate_threads(scenario: HotRow = SEED_ROW, seed: int = 0, **changes) -> C
     book = Book(begun=0, active=0, committed=0, commits=[], hold_iv=[], wait_iv=[], out_iv=[], lat=[], wait=[],
                  holding=None)
     cycle = sc.cycle_ms
-    # enough hold draws for a thread that never waits; cycled if a run is longer
-    per_thread = int(min(sc.horizon_ms / max(cycle, 1e-9) + 2, 200_000))
+    # enough hold draws for a thread that never waits, and no more than the event cap can use
+    # (each cycle costs several events); cycled if a run is longer
+    per_thread = int(min(sc.horizon_ms / max(cycle, 1e-9) + 2, 200_000, sc.max_events / sc.threads + 2))
     offsets = rng.uniform(0.0, cycle, size=sc.threads)
 
     for i in range(sc.threads):
@@ -339,12 +348,12 @@ def simulate_group_commit(scenario: GroupCommit = SEED_GROUP_COMMIT, seed: int =
     )  # fmt: skip
 
 
-def _open_loop_simpy(sc, arrivals, holds):
+def _open_loop_simpy(sc, arrivals, holds, max_events):
     env = simpy.Environment()
     row_lock = simpy.Resource(env, capacity=1)
     book = Book(in_system=0, served=0, arrived=0, starts=[], waits=[])
     env.process(transaction_source(env, arrivals, holds, row_lock, book))
-    status = sim.run_bounded(env, sc.horizon_ms, sc.max_events)
+    status = sim.run_bounded(env, sc.horizon_ms, max_events)
     ledger = sim.Ledger(arrived=book.arrived, served=book.served, in_system=book.in_system)
     return status, ledger, np.asarray(book.starts), np.asarray(book.waits)
 
@@ -355,17 +364,22 @@ def simulate_open_loop(scenario: OpenLoop = SEED_LOCK, seed: int = 0, engine: st
     Both engines draw the same arrival times and hold times from ``seed`` and give the same waits
     (``"simpy"``: one process per transaction and a ``simpy.Resource(1)``; ``"fast"``: numpy).
     The mean wait counts transactions that arrived after ``warmup_ms`` and got the lock.
+    ``max_events`` caps the fast engine's arrivals; the SimPy engine stops after
+    ``min(max_events, MAX_EVENTS_OPEN_LOOP_SIMPY)`` events. Either ends with ``status.truncated``
+    if its cap stopped it before the horizon.
     """
     sc = replace(scenario, **changes) if changes else scenario
     seed = sim.check_seed(seed)
     engine = check_choice("engine", engine, {"simpy", "fast"})
     rng = sim.make_rng(seed)
-    # the SimPy engine spends about 5 events per transaction; the fast engine counts arrivals
-    cap = sc.max_events // 5 if engine == "simpy" else sc.max_events
+    # the fast engine counts arrivals; the SimPy engine counts events (about 5 per transaction),
+    # at most MAX_EVENTS_OPEN_LOOP_SIMPY of them
+    simpy_events = min(sc.max_events, MAX_EVENTS_OPEN_LOOP_SIMPY)
+    cap = simpy_events // 5 if engine == "simpy" else sc.max_events
     arrivals, truncated = poisson_arrivals_ms(rng, sc.rate_per_s, sc.horizon_ms, cap)
     holds = hold_times(rng, sc.hold_ms, sc.hold_cv, arrivals.size)
     if engine == "simpy":
-        status, ledger, starts, waits = _open_loop_simpy(sc, arrivals, holds)
+        status, ledger, starts, waits = _open_loop_simpy(sc, arrivals, holds, simpy_events)
         if truncated and not status.truncated:
             status = replace(status, truncated=True)
     else:

@@ -12,6 +12,22 @@ from dataclasses import dataclass, replace
 from .. import capacity
 from ..validate import check_fields, check_number, param
 
+# Event caps: the upper end of each model's ``max_events``, so that one run at its cap ends in
+# about 10-15 s on the 2-core CI machine even under load (measured there with other work running:
+# 25-40 µs per SimPy event for the closed loop and the group commit; about 0.7 µs and 80 bytes
+# per arrival for the open loop's numpy engine, whose cap counts arrivals). A run that reaches its
+# cap ends with ``status.truncated``.
+MAX_EVENTS_THREADS = 300_000
+MAX_EVENTS_GROUP_COMMIT = 500_000
+MAX_ARRIVALS_OPEN_LOOP = 2_000_000
+#: The open loop's SimPy engine stops at this many events whatever ``max_events`` allows (about
+#: 40 µs per event once transactions pile up on the lock), also with ``status.truncated``.
+MAX_EVENTS_OPEN_LOOP_SIMPY = 400_000
+#: Upper end of the closed loop's times (ms) and counts per cycle: far beyond any real RTT or
+#: transaction, and small enough that a cycle (round trips × RTT + statements × statement time)
+#: stays a finite number the random start offsets can be drawn within.
+MAX_CYCLE_PART = 1e6
+
 
 @dataclass(frozen=True)
 class HotRow:
@@ -29,14 +45,14 @@ class HotRow:
     """
 
     # "如果按照rtt为0.5ms … 计算" (application and primary in the same datacentre)
-    rtt_ms: float = param(0.5, low=0.0)
+    rtt_ms: float = param(0.5, low=0.0, high=MAX_CYCLE_PART)
     # "我们的单次耗时为4次rtt+2条SQL耗时+1次commit耗时": round trips of one cycle (begin/set
     # autocommit, SELECT … FOR UPDATE, UPDATE, COMMIT); each batchInsert chunk would add one
-    round_trips: float = param(4, low=0.0)
+    round_trips: float = param(4, low=0.0, high=MAX_CYCLE_PART)
     # same sentence: 2 SQL statements + 1 commit = 3 statements, all executed while the lock is held
-    statements: float = param(3, low=0.0)
+    statements: float = param(3, low=0.0, high=MAX_CYCLE_PART)
     # "commit和SQL耗时为0.3ms"
-    statement_ms: float = param(0.3, low=0.0)
+    statement_ms: float = param(0.3, low=0.0, high=MAX_CYCLE_PART)
     # "基本不存在时间交叠的空间(除了set autocommit和commit后的那仅有的RTT)": the round trips of the
     # cycle spent outside the lock, 1 (begin) + ½ (SELECT's way in) + ½ (COMMIT reply's way back)
     outside_round_trips: float = param(2, low=0.0)
@@ -47,7 +63,7 @@ class HotRow:
     # simulated time and the event cap that bound every run
     horizon_ms: float = param(1000.0, low=0.0, low_open=True)
     warmup_ms: float = param(100.0, low=0.0)
-    max_events: int = param(2_000_000, kind="int", low=1)
+    max_events: int = param(MAX_EVENTS_THREADS, kind="int", low=1, high=MAX_EVENTS_THREADS)
 
     def __post_init__(self):
         check_fields(self)
@@ -131,7 +147,7 @@ class GroupCommit:
     horizon_ms: float = param(20_000.0, low=0.0, low_open=True)
     warmup_ms: float = param(2_000.0, low=0.0)
     window_ms: float = param(1_000.0, low=0.0, low_open=True)
-    max_events: int = param(3_000_000, kind="int", low=1)
+    max_events: int = param(MAX_EVENTS_GROUP_COMMIT, kind="int", low=1, high=MAX_EVENTS_GROUP_COMMIT)
 
     def __post_init__(self):
         check_fields(self)
@@ -169,7 +185,7 @@ class OpenLoop:
     hold_cv: float = param(0.0, low=0.0, high=10.0)
     horizon_ms: float = param(60_000.0, low=0.0, low_open=True)
     warmup_ms: float = param(1_000.0, low=0.0)
-    max_events: int = param(5_000_000, kind="int", low=1)
+    max_events: int = param(MAX_ARRIVALS_OPEN_LOOP, kind="int", low=1, high=MAX_ARRIVALS_OPEN_LOOP)
 
     def __post_init__(self):
         check_fields(self)

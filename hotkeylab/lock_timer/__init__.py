@@ -23,11 +23,12 @@ Model (SimPy, one process function per actor):
 - :func:`source` - Poisson user requests; each picks the key1 or the key2 path.
 - :func:`request` - one goroutine per request: the rate-limit gate under one of three designs.
 - :func:`refill` - the limiter's ticker goroutine: one token into the channel every ``1/r``.
-- :class:`ChannelBucket` - the seed's ``RateLimit``: ``BucketCh`` (a ``simpy.Store`` of capacity
-  ``burst``) and :meth:`ChannelBucket.taken`, the seed's ``Taken`` (``AnyOf(timer, token)``).
+- :class:`ChannelBucket` - the seed's ``RateLimit``: ``BucketCh`` (a :class:`TokenChannel`, a
+  ``simpy.Container`` of up to ``burst`` identical tokens) and :meth:`ChannelBucket.taken`, the
+  seed's ``Taken`` (``AnyOf(timer, token)``).
 - :class:`ReservationLimiter` - reservation semantics (golang.org/x/time/rate, Guava): no ticker,
   a reservation computed at once, then a sleep that holds nothing.
-- the global mutex is a ``simpy.Resource(capacity=1)``.
+- the global mutex is a :class:`Mutex`, a ``simpy.Resource(capacity=1)`` granting in arrival order.
 
 Designs (``Scenario.design``):
 
@@ -67,127 +68,25 @@ importing the model loads neither matplotlib nor ipywidgets.
 from __future__ import annotations
 
 from ..lazy import lazy_exports
-from .closed_form import (  # noqa: F401
-    admitted_ceiling_per_s,
-    convoy_growth_per_s,
-    fixed_blocked_bound,
-    lock_utilisation,
-    lock_wait_pk_ms,
-    max_stable_key2_share,
-    saturated_hold_is_exact,
-    saturated_hold_ms,
-    seed_business_share,
-    seed_lock_capacity_per_s,
-)
-from .limiters import (  # noqa: F401
-    TOKEN,
-    ChannelBucket,
-    ReservationLimiter,
-    refill,
-)
-from .model import (  # noqa: F401
-    request,
-    simulate,
-    source,
-)
-from .results import (  # noqa: F401
-    Run,
-)
-from .scenario import (  # noqa: F401
-    ADMITTED,
-    CLIENT_GONE,
-    DESIGN_LABELS,
-    DESIGN_MARKER,
-    DESIGN_STYLE,
-    DESIGNS,
-    IN_SYSTEM,
-    LOG_CANCELED,
-    LOG_FORWARD,
-    LOG_LIMIT_OK,
-    LOG_LIMIT_REFUSED,
-    LOG_LIMIT_TIMER,
-    LOG_RECV,
-    LOG_TEXT,
-    MAX_BURST,
-    MAX_COUNT,
-    MAX_OFFERED_PER_S,
-    MAX_RATE_PER_S,
-    OFFLINE_TEST,
-    REJECTED,
-    RESERVATIONS,
-    SEED_INCIDENT,
-    TIMED_OUT,
-    Scenario,
-)
-
-_LAZY = {
-    "plot_lane": "figures",
-    "plot_run": "figures",
-    "plot_designs": "figures",
-    "plot_convoy_vs_formula": "figures",
-    "plot_sweep": "figures",
-    "sweep_offered": "lesson",
-    "log_gaps": "lesson",
-    "pk_comparison": "lesson",
-    "per_machine_rho": "lesson",
-    "explore": "lesson",
-}
-
-__all__ = [
-    "DESIGNS",
-    "RESERVATIONS",
-    "DESIGN_LABELS",
-    "DESIGN_STYLE",
-    "DESIGN_MARKER",
-    "IN_SYSTEM",
-    "ADMITTED",
-    "TIMED_OUT",
-    "REJECTED",
-    "CLIENT_GONE",
-    "LOG_RECV",
-    "LOG_LIMIT_OK",
-    "LOG_LIMIT_TIMER",
-    "LOG_LIMIT_REFUSED",
-    "LOG_FORWARD",
-    "LOG_CANCELED",
-    "LOG_TEXT",
-    "MAX_OFFERED_PER_S",
-    "MAX_RATE_PER_S",
-    "MAX_COUNT",
-    "MAX_BURST",
-    "Scenario",
-    "SEED_INCIDENT",
-    "OFFLINE_TEST",
-    "saturated_hold_ms",
-    "saturated_hold_is_exact",
-    "seed_lock_capacity_per_s",
-    "lock_utilisation",
-    "convoy_growth_per_s",
-    "lock_wait_pk_ms",
-    "admitted_ceiling_per_s",
-    "fixed_blocked_bound",
-    "max_stable_key2_share",
-    "seed_business_share",
-    "TOKEN",
-    "ChannelBucket",
-    "refill",
-    "ReservationLimiter",
-    "Run",
-    "source",
-    "request",
-    "simulate",
-    "plot_lane",
-    "plot_run",
-    "plot_designs",
-    "plot_convoy_vs_formula",
-    "plot_sweep",
-    "sweep_offered",
-    "log_gaps",
-    "pk_comparison",
-    "per_machine_rho",
-    "explore",
-]
-
+from . import closed_form, limiters, model, results, scenario
+from .closed_form import *  # noqa: F403
+from .limiters import *  # noqa: F403
+from .model import *  # noqa: F403
+from .results import *  # noqa: F403
+from .scenario import *  # noqa: F403
 
 # figures and notebook helpers load on first use (they import matplotlib)
+_FIGURES = ("plot_lane", "plot_run", "plot_designs", "plot_convoy_vs_formula", "plot_sweep")
+_LESSON = ("sweep_offered", "log_gaps", "pk_comparison", "per_machine_rho", "explore")
+_LAZY = {**dict.fromkeys(_FIGURES, "figures"), **dict.fromkeys(_LESSON, "lesson")}
+
+__all__ = [
+    *scenario.__all__,
+    *closed_form.__all__,
+    *limiters.__all__,
+    *results.__all__,
+    *model.__all__,
+    *_LAZY,
+]
+
 __getattr__, __dir__ = lazy_exports(__name__, _LAZY, globals())

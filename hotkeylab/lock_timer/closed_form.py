@@ -9,9 +9,13 @@ import math
 
 from .. import capacity
 from ..validate import check_int, check_number
-from .scenario import (
-    Scenario,
-)
+from .scenario import Scenario
+
+__all__ = [
+    "saturated_hold_ms", "saturated_hold_is_exact", "seed_lock_capacity_per_s", "lock_utilisation",
+    "convoy_growth_per_s", "lock_wait_pk_ms", "admitted_ceiling_per_s", "fixed_blocked_bound",
+    "max_stable_key2_share", "seed_business_share",
+]
 
 
 # --------------------------------------------------------------------------- closed forms

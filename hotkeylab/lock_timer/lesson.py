@@ -161,17 +161,9 @@ def explore(
     """The what-if widget's function: simulate one scenario, print its key numbers and draw
     :func:`plot_run` (if ``plot``), and return its summary (a dict) with the closed-form mutex
     utilisation ``rho_saturated`` (bucket empty, seed's design) beside it."""
-    sc = replace(
-        SEED_INCIDENT,
-        offered_per_s=offered_per_s,
-        key2_share=key2_share,
-        count=count,
-        time_duration_ms=time_duration_ms,
-        rate_per_s=rate_per_s,
-        design=design,
-        horizon_ms=horizon_ms,
-    )
-    run = simulate(sc, seed, max_events=600_000, max_blocked=50_000)
+    sc = replace(SEED_INCIDENT, offered_per_s=offered_per_s, key2_share=key2_share, count=count,
+                 time_duration_ms=time_duration_ms, rate_per_s=rate_per_s, design=design, horizon_ms=horizon_ms)
+    run = simulate(sc, seed, max_blocked=50_000)
     out = run.summary()
     hold = saturated_hold_ms(sc.rate_per_s, sc.count, sc.time_duration_ms, sc.lookup_ms)
     out["rho_saturated"] = lock_utilisation(sc.key2_per_s, hold)

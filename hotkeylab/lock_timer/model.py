@@ -9,12 +9,13 @@ limiters are in :mod:`.limiters`.
 from __future__ import annotations
 
 import math
+from collections import deque
 from dataclasses import dataclass, field
 
 import numpy as np
 import simpy
 
-from ..sim import Ledger, Recorder, RunStatus, check_seed, make_rng, run_bounded
+from ..sim import Ledger, Outcome, Recorder, RunStatus, check_seed, make_rng, run_bounded
 from ..validate import check_int
 from .limiters import ChannelBucket, ReservationLimiter, refill
 from .results import Run
@@ -28,14 +29,39 @@ from .scenario import (
     LOG_LIMIT_REFUSED,
     LOG_LIMIT_TIMER,
     LOG_RECV,
+    MAX_EVENTS,
     REJECTED,
     SEED_INCIDENT,
     TIMED_OUT,
     Scenario,
 )
 
+__all__ = ["Mutex", "source", "request", "simulate"]
+
 
 # --------------------------------------------------------------------------- the model
+class _Waiters(deque):
+    """The mutex's waiters in arrival order. SimPy grants with ``pop(0)``, which a list does in
+    O(waiters): with 10^5 goroutines blocked on the mutex every grant copied the whole queue."""
+
+    def pop(self, index: int = -1):
+        if index == 0:
+            return self.popleft()
+        item = self[index]
+        del self[index]
+        return item
+
+
+class Mutex(simpy.Resource):
+    """The access layer's global ``sync.Mutex``: one holder at a time, waiters granted in arrival
+    order (a ``simpy.Resource`` of capacity 1)."""
+
+    PutQueue = _Waiters
+
+    def __init__(self, env: simpy.Environment):
+        super().__init__(env, capacity=1)
+
+
 @dataclass
 class _Gate:
     """Shared state of one run: the mutex, the two limiters, the records."""
@@ -165,6 +191,13 @@ def request(env: simpy.Environment, gate: _Gate, key: int):
     gate.forward(i)
 
 
+#: The ledger's term (:class:`hotkeylab.sim.Outcome`) of each outcome code: a request whose client
+#: had gone when it passed the gate counts as timed out, as one whose timer fired.
+_TERM_OF = {IN_SYSTEM: Outcome.IN_SYSTEM, ADMITTED: Outcome.SERVED, TIMED_OUT: Outcome.TIMED_OUT,
+            REJECTED: Outcome.REJECTED, CLIENT_GONE: Outcome.TIMED_OUT}
+LEDGER_TERM = np.array([_TERM_OF[code] for code in range(len(_TERM_OF))])
+
+
 def _level_windows(starts, ends, window_ms, n, t_end_ms):
     """Time-averaged number of open intervals ``[start, end)`` in each window (the windows after
     ``t_end_ms`` average over their part before it; empty ones are 0).
@@ -212,12 +245,13 @@ def simulate(
     scenario: Scenario = SEED_INCIDENT,
     seed: int = 0,
     *,
-    max_events: int = 2_000_000,
+    max_events: int | None = None,
     max_blocked: int = 100_000,
 ) -> Run:
     """Run the gate for ``scenario.horizon_ms`` with SimPy and return a :class:`Run`.
 
-    Bounded for any parameters: at most ``max_events`` SimPy events (``status.truncated``), and
+    Bounded for any parameters: at most ``max_events`` SimPy events (``scenario.max_events``
+    unless given here; ``status.truncated``), and
     once ``max_blocked`` requests are blocked at the same time the access layer is OOM-killed
     (``crashed``, ``crashed_at_ms``): no more arrivals, and the run ends with that window.
     Same ``seed``, same result.
@@ -225,9 +259,10 @@ def simulate(
     if not isinstance(scenario, Scenario):
         raise ValueError(f"scenario must be a lock_timer.Scenario, got {type(scenario).__name__}")
     seed = check_seed(seed)
-    max_events = check_int("max_events", max_events, low=1)
-    max_blocked = check_int("max_blocked", max_blocked, low=1)
     sc = scenario
+    max_events = sc.max_events if max_events is None else check_int("max_events", max_events, low=1,
+                                                                    high=MAX_EVENTS)
+    max_blocked = check_int("max_blocked", max_blocked, low=1)
     rng = make_rng(seed)
     env = simpy.Environment()
     rec = Recorder(
@@ -248,7 +283,7 @@ def simulate(
     gate = _Gate(
         env=env,
         sc=sc,
-        mutex=simpy.Resource(env, capacity=1),
+        mutex=Mutex(env),
         limiters=limiters,
         rec=rec,
         max_blocked=max_blocked,
@@ -287,39 +322,19 @@ def simulate(
     lock_end = np.where(np.isnan(lock_at), end, lock_at)
     w["lock_queue"] = _level_windows(arrive[queued], lock_end[queued], sc.window_ms, n_w, t_end)
     w["mean_ms"], w["p50_ms"], w["p99_ms"] = _window_stats(done, sojourn, sc.window_ms, len(w["t"]))
-    timer_fired = int((outcome == TIMED_OUT).sum())
-    client_gone = int((outcome == CLIENT_GONE).sum())
-    ledger = Ledger(
-        arrived=len(arrive),
-        served=int((outcome == ADMITTED).sum()),
-        timed_out=timer_fired + client_gone,
-        rejected=int((outcome == REJECTED).sum()),
-        in_system=int((outcome == IN_SYSTEM).sum()),
-        extra={
-            "timer_fired": timer_fired,
-            "client_gone": client_gone,
-            "peak_blocked": gate.peak_blocked,
-        },
+    ledger = Ledger.from_outcomes(
+        LEDGER_TERM[outcome], timer_fired=int((outcome == TIMED_OUT).sum()),
+        client_gone=int((outcome == CLIENT_GONE).sum()), peak_blocked=gate.peak_blocked,
     )
     return Run(
-        scenario=sc,
-        seed=seed,
-        status=status,
-        crashed=crashed,
-        crashed_at_ms=gate.crashed_at_ms,
-        t_end_ms=t_end,
-        ledger=ledger,
-        windows=w,
-        arrive_ms=arrive,
-        key=key,
-        lock_ms=lock_at,
-        unlock_ms=np.asarray(gate.unlock_at, dtype=float),
-        done_ms=done,
-        outcome=outcome,
-        peak_blocked=gate.peak_blocked,
+        scenario=sc, seed=seed, status=status, crashed=crashed, crashed_at_ms=gate.crashed_at_ms,
+        t_end_ms=t_end, ledger=ledger, windows=w, peak_blocked=gate.peak_blocked,
+        # one entry per request
+        arrive_ms=arrive, key=key, lock_ms=lock_at, unlock_ms=np.asarray(gate.unlock_at, dtype=float),
+        done_ms=done, outcome=outcome,
         tokens_handed_out=sum(lim.handed_out for lim in limiters.values()),
         tokens_wasted=sum(lim.wasted for lim in limiters.values()),
-        log_ms=np.asarray(gate.log_t, dtype=float),
-        log_req=np.asarray(gate.log_req, dtype=np.int64),
+        # the access log, one entry per line
+        log_ms=np.asarray(gate.log_t, dtype=float), log_req=np.asarray(gate.log_req, dtype=np.int64),
         log_code=np.asarray(gate.log_code, dtype=np.int8),
     )

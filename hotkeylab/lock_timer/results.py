@@ -17,6 +17,8 @@ from .scenario import (
     Scenario,
 )
 
+__all__ = ["Run"]
+
 
 @dataclass(frozen=True)
 class Run:

@@ -45,141 +45,29 @@ clients). :mod:`.closed_form` holds the formulas the tests check the models agai
 from __future__ import annotations
 
 from ..lazy import lazy_exports
-from .closed_form import (  # noqa: F401
-    critical_rate_per_s,
-    demand_batches_per_s,
-    dual_owner_share_closed,
-    healthy_rate_per_s,
-    lock_throughput_closed,
-    lock_utilisation,
-    mean_commit_ms,
-    owner_batch_rates,
-    remap_fraction_closed,
-    seed_band,
-    split_band,
-    timeout_queue,
-    timeout_share_closed,
-)
-from .fast import band_verdicts, simulate_lock_fast  # noqa: F401
-from .model import LockState, OpenBatch, batcher, owner, simulate_lock, users  # noqa: F401
-from .results import BandVerdict, LockRun, TransientRun  # noqa: F401
-from .scenario import (  # noqa: F401
-    BATCHERS,
-    HEALTHY_SHARE,
-    HOT_KEY,
-    ONE_OWNER,
-    PER_OWNER,
-    ROUTINGS,
-    SCHEMES,
-    SEED_BATCH_MS,
-    SEED_INCIDENT,
-    SEED_TRANSIENT,
-    LockScenario,
-    TransientScenario,
-)
-from .serverlist import (  # noqa: F401
-    SEED_LAYOUT,
-    Layout,
-    Server,
-    deployment_check,
-    filter_region,
-    hot_key_tps,
-    isolate_owner,
-    key_hashes,
-    make_layout,
-    owner_counts,
-    owner_indices,
-    owners_by_dc,
-    remap_fraction,
-    route,
-    server_list,
-    sort_by_ip,
-    stable_hash,
-)
-from .transient import TransientState, client, registry, simulate_transient  # noqa: F401
-
-_LAZY = {
-    "SCHEME_STYLE": "figures",
-    "plot_owner_view": "figures",
-    "plot_band_map": "figures",
-    "plot_transient": "figures",
-    "OwnerView": "lesson",
-    "owner_view": "lesson",
-    "explore": "lesson",
-    "explore_transient": "lesson",
-    "FixRow": "lesson",
-    "compare_fixes": "lesson",
-}
-
-__all__ = [
-    "SCHEMES",
-    "SCHEME_STYLE",
-    "ROUTINGS",
-    "Server",
-    "Layout",
-    "make_layout",
-    "SEED_LAYOUT",
-    "SEED_BATCH_MS",
-    "HOT_KEY",
-    "stable_hash",
-    "key_hashes",
-    "sort_by_ip",
-    "filter_region",
-    "server_list",
-    "owner_indices",
-    "route",
-    "owners_by_dc",
-    "owner_counts",
-    "isolate_owner",
-    "deployment_check",
-    "hot_key_tps",
-    "remap_fraction",
-    "remap_fraction_closed",
-    "TransientScenario",
-    "SEED_TRANSIENT",
-    "TransientRun",
-    "TransientState",
-    "registry",
-    "client",
-    "simulate_transient",
-    "dual_owner_share_closed",
-    "BATCHERS",
-    "LockScenario",
-    "SEED_INCIDENT",
-    "ONE_OWNER",
-    "PER_OWNER",
-    "LockRun",
-    "LockState",
-    "OpenBatch",
-    "users",
-    "batcher",
-    "owner",
-    "simulate_lock",
-    "simulate_lock_fast",
-    "demand_batches_per_s",
-    "owner_batch_rates",
-    "lock_utilisation",
-    "mean_commit_ms",
-    "timeout_queue",
-    "critical_rate_per_s",
-    "timeout_share_closed",
-    "healthy_rate_per_s",
-    "seed_band",
-    "split_band",
-    "lock_throughput_closed",
-    "HEALTHY_SHARE",
-    "BandVerdict",
-    "band_verdicts",
-    "OwnerView",
-    "owner_view",
-    "plot_owner_view",
-    "explore",
-    "plot_band_map",
-    "plot_transient",
-    "explore_transient",
-    "FixRow",
-    "compare_fixes",
-]
+from . import closed_form, fast, model, results, scenario, serverlist, transient
+from .closed_form import *  # noqa: F403
+from .fast import *  # noqa: F403
+from .model import *  # noqa: F403
+from .results import *  # noqa: F403
+from .scenario import *  # noqa: F403
+from .serverlist import *  # noqa: F403
+from .transient import *  # noqa: F403
 
 # figures and notebook helpers load on first use (they import matplotlib)
+_FIGURES = ("SCHEME_STYLE", "plot_owner_view", "plot_band_map", "plot_transient")
+_LESSON = ("explore", "explore_transient", "FixRow", "compare_fixes")
+_LAZY = {**dict.fromkeys(_FIGURES, "figures"), **dict.fromkeys(_LESSON, "lesson")}
+
+__all__ = [
+    *scenario.__all__,
+    *serverlist.__all__,
+    *closed_form.__all__,
+    *transient.__all__,
+    *model.__all__,
+    *fast.__all__,
+    *results.__all__,
+    *_LAZY,
+]
+
 __getattr__, __dir__ = lazy_exports(__name__, _LAZY, globals())

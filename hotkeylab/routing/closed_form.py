@@ -19,6 +19,12 @@ from .. import capacity
 from ..validate import check_choice, check_int, check_number
 from .scenario import HEALTHY_SHARE, SCHEMES, LockScenario
 
+__all__ = [
+    "remap_fraction_closed", "dual_owner_share_closed", "demand_batches_per_s", "owner_batch_rates",
+    "lock_utilisation", "mean_commit_ms", "timeout_queue", "critical_rate_per_s", "timeout_share_closed",
+    "healthy_rate_per_s", "seed_band", "lock_throughput_closed", "split_band",
+]
+
 
 def remap_fraction_closed(n_servers: int, scheme: str = "modulo") -> float:
     """Expected share of keys whose owner changes when one of ``n_servers`` leaves.

@@ -16,23 +16,25 @@ import numpy as np
 
 from .. import sim
 from ..validate import check_int, check_number
-from .model import COUNTERS, region_rng
-from .results import BandVerdict, LockRun
-from .scenario import HEALTHY_SHARE, LockScenario
+from .results import COUNTERS, BandVerdict, LockRun
+from .scenario import HEALTHY_SHARE, LockScenario, region_rng
+
+__all__ = ["simulate_lock_fast", "band_verdicts"]
 
 
-def _arrivals(sc: LockScenario, rng: np.random.Generator) -> np.ndarray:
+def _arrivals(sc: LockScenario, rng: np.random.Generator) -> tuple[np.ndarray, bool]:
     """Arrival times (ms) up to the horizon, drawn exactly as the SimPy ``users`` actor draws them:
     the same standard exponentials in the same order, scaled by the rate in force at the previous
-    arrival, summed one after another."""
+    arrival, summed one after another. At most ``max_events`` of them: ``(times, truncated)``."""
     buf = np.empty(0)
     pos = 0
     out = []
     t = 0.0
+    drawn = 0
     phases = ((1000.0 / sc.rate_per_s, sc.peak_start_ms),
               (1000.0 / (sc.rate_per_s * sc.peak_factor), math.inf))
     for scale, until in phases:
-        while t < until and t <= sc.horizon_ms:
+        while t < until and t <= sc.horizon_ms and drawn <= sc.max_events:
             m = int(min(1e6, (min(sc.horizon_ms, until) - t) / scale * 1.05)) + 256
             if len(buf) - pos < m:
                 buf = np.concatenate((buf[pos:], rng.standard_exponential(m)))
@@ -45,8 +47,10 @@ def _arrivals(sc: LockScenario, rng: np.random.Generator) -> np.ndarray:
             out.append(ts[:take])
             pos += take
             t = float(ts[take - 1])
+            drawn += take  # more than the event cap: stop drawing
     a = np.concatenate(out) if out else np.empty(0)
-    return a[a <= sc.horizon_ms]
+    a = a[a <= sc.horizon_ms]
+    return (a[: sc.max_events], True) if a.size > sc.max_events else (a, False)
 
 
 def _batches(arr: np.ndarray, max_rows: int, max_wait_ms: float) -> tuple[np.ndarray, np.ndarray]:
@@ -75,12 +79,14 @@ def simulate_lock_fast(sc: LockScenario, seed: int) -> LockRun:
     Arrivals and region draws use the same random streams in the same order; each batcher's
     batches follow from the arrival times; the row lock grants, among the owners whose thread has
     a batch and is free, the earliest request (first come, first served). ``status.events`` counts
-    arrivals, batches and commits; ``max_events`` is not applied (the work is linear in arrivals).
+    arrivals, batches and commits. ``max_events`` caps the arrivals (the work is linear in them):
+    a run that reaches it ends at its last arrival with ``status.truncated``.
     """
     s = sim.check_seed(seed)
     rng = sim.make_rng(s)
     n_own = len(sc.owners_ms)
-    arr = _arrivals(sc, rng)
+    arr, truncated = _arrivals(sc, rng)
+    horizon = float(arr[-1]) if truncated else sc.horizon_ms  # where the run ends
     if sc.batchers == "per_owner":
         region = np.minimum(np.searchsorted(np.cumsum(sc.shares), region_rng(s).random(len(arr)), side="right"),
                             n_own - 1)
@@ -92,7 +98,7 @@ def simulate_lock_fast(sc: LockScenario, seed: int) -> LockRun:
     n_b = 0
     for g, idx in enumerate(groups):
         closes, starts = _batches(arr[idx], sc.max_rows, sc.max_wait_ms)
-        keep = int(np.searchsorted(closes, sc.horizon_ms, side="right"))  # closes are increasing
+        keep = int(np.searchsorted(closes, horizon, side="right"))  # closes are increasing
         sizes = np.diff(np.append(starts, len(idx)))[:keep]
         n_rows = int(sizes.sum())
         row_batch_all[idx[:n_rows]] = n_b + np.repeat(np.arange(keep), sizes)
@@ -118,7 +124,6 @@ def simulate_lock_fast(sc: LockScenario, seed: int) -> LockRun:
     grant_l = [math.inf] * n_b
     end_l = [math.inf] * n_b
     owners_ms = [float(x) for x in sc.owners_ms]
-    horizon = sc.horizon_ms
     while True:
         best, best_req = -1, math.inf
         for j in range(n_own):
@@ -140,7 +145,7 @@ def simulate_lock_fast(sc: LockScenario, seed: int) -> LockRun:
     rec = sim.Recorder(sc.horizon_ms, sc.window_ms, counters=COUNTERS, levels=("queue",))
     rec.times("offered").extend(arr.tolist())
     rec.times("batches").extend(b_close)
-    done = end <= sc.horizon_ms
+    done = end <= horizon
     rec.times("commits").extend(end[done].tolist())
     # queue level: +1 when a batch closes, −1 when its owner is granted the lock
     ev_t = np.concatenate((b_close_arr, grant[np.isfinite(grant)]))
@@ -157,14 +162,14 @@ def simulate_lock_fast(sc: LockScenario, seed: int) -> LockRun:
     late = committed & ~in_time
     rec.times("goodput").extend(row_end[in_time].tolist())
     rec.times("wasted").extend(row_end[late].tolist())
-    rec.close(sc.horizon_ms)
+    rec.close(horizon)
     led = sim.Ledger(arrived=len(arr), served=int(in_time.sum()), timed_out=int(late.sum()),
                      in_system=int((~committed).sum()), extra={"wasted": int(late.sum())})
     fin = np.flatnonzero(done)
     fin = fin[np.argsort(end[fin], kind="stable")]
     intervals = [(sc.owner_names[b_owner[k]], grant_l[k], end_l[k]) for k in fin.tolist()]
     queue_end = int(n_b - np.isfinite(grant).sum())
-    status = sim.RunStatus(t_end_ms=sc.horizon_ms, events=int(len(arr) + n_b + done.sum()), truncated=False)
+    status = sim.RunStatus(t_end_ms=horizon, events=int(len(arr) + n_b + done.sum()), truncated=truncated)
     return LockRun(scenario=sc, seed=s, windows=rec.arrays(), ledger=led, intervals=intervals, status=status,
                    queue_end=queue_end)
 

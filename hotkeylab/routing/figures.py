@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import replace
-from typing import TYPE_CHECKING
 
 import numpy as np
 from matplotlib.patches import FancyBboxPatch
@@ -13,10 +12,7 @@ from .. import plotting
 from .closed_form import critical_rate_per_s, dual_owner_share_closed, seed_band
 from .results import BandVerdict, TransientRun
 from .scenario import LockScenario
-from .serverlist import filter_region
-
-if TYPE_CHECKING:
-    from .lesson import OwnerView
+from .serverlist import OwnerView, filter_region
 
 #: One colour and marker per hashing scheme (none of them is taken by plotting.COLORS' meanings).
 SCHEME_STYLE = {

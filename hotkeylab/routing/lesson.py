@@ -1,4 +1,4 @@
-"""03 · Notebook helpers: the owner view and its widget, the transient widget, the fixes table."""
+"""03 · Notebook helpers: the owner-view widget, the transient widget, the fixes table."""
 
 from __future__ import annotations
 
@@ -12,74 +12,22 @@ from .. import capacity
 from ..validate import check_int, check_number
 from .figures import plot_owner_view, plot_transient
 from .results import TransientRun
-from .scenario import HOT_KEY, SEED_BATCH_MS, SEED_TRANSIENT
+from .scenario import SEED_BATCH_MS, SEED_TRANSIENT
 from .serverlist import (
     SEED_LAYOUT,
     Layout,
-    Server,
+    OwnerView,
     deployment_check,
     filter_region,
     hot_key_tps,
-    isolate_owner,
     key_hashes,
     make_layout,
     owner_counts,
     owner_indices,
-    owners_by_dc,
+    owner_view,
     server_list,
 )
 from .transient import simulate_transient
-
-
-@dataclass
-class OwnerView:
-    """Who owns the hot key, seen from each client datacentre, and what that does to the lock."""
-
-    layout: Layout
-    isolated: tuple[Server, ...]
-    routing: str
-    scheme: str
-    key: str
-    owners: dict
-    lists: dict
-    tps: float
-    demand: float
-    load_per_s: float
-
-    @property
-    def n_owners(self) -> int:
-        return len({s.name for s in self.owners.values()})
-
-    @property
-    def growth(self) -> float:
-        """Queue growth in batches/s (``capacity.queue_growth_rate`` without retries)."""
-        return capacity.queue_growth_rate(self.demand, 0.0, self.tps)
-
-    def summary(self) -> str:
-        who = ", ".join(f"clients in {dc} → {s.name} ({s.dc})" for dc, s in self.owners.items())
-        verdict = ("keeps up" if self.growth < 0 else f"backlog grows by {self.growth:.1f} batches/s")
-        return (f"{self.n_owners} owner(s): {who}. Lock: {self.tps:.1f} merged commits/s; demand at "
-                f"{self.load_per_s:.0f} requests/s: {self.demand:.1f} batches/s → {verdict}.")
-
-    def _repr_markdown_(self) -> str:
-        return self.summary()
-
-
-def owner_view(
-    layout: Layout = SEED_LAYOUT, *, isolate_rounds: int = 0, isolate_dc: str = "C", routing: str = "region",
-    scheme: str = "modulo", load_per_s: float = 720.0, key: str = HOT_KEY,
-    batch_ms: Mapping[str, float] = SEED_BATCH_MS, vnodes: int = 100,
-) -> OwnerView:
-    """Owners of ``key`` per client datacentre after isolating ``isolate_dc``'s owner ``isolate_rounds`` times."""
-    load = check_number("load_per_s", load_per_s, low=0.0, low_open=True, high=1e6)
-    after, isolated = isolate_owner(layout, key, isolate_dc, isolate_rounds, routing, scheme, vnodes)
-    owners = owners_by_dc(after, key, routing, scheme, vnodes)
-    lists = {dc: server_list(after, dc, routing) for dc in after.client_dcs}
-    return OwnerView(
-        layout=layout, isolated=tuple(isolated), routing=routing, scheme=scheme, key=key, owners=owners,
-        lists=lists, tps=hot_key_tps(owners.values(), batch_ms),
-        demand=capacity.batcher_batch_rate(load), load_per_s=load,
-    )
 
 
 def explore(

@@ -15,16 +15,11 @@ import simpy
 
 from .. import sim
 from ..validate import check_choice
-from .results import LockRun
-from .scenario import SEED_INCIDENT, LockScenario
+from .fast import simulate_lock_fast
+from .results import COUNTERS, LockRun
+from .scenario import SEED_INCIDENT, LockScenario, region_rng
 
-COUNTERS = ("offered", "goodput", "wasted", "batches", "commits")
-
-
-def region_rng(seed: int) -> np.random.Generator:
-    """The stream that says which region each request comes from (apart from the arrival stream,
-    so a split of 1.0/0.0 sees exactly the arrivals of one owner alone)."""
-    return np.random.default_rng([seed, 3])
+__all__ = ["OpenBatch", "LockState", "users", "batcher", "owner", "simulate_lock"]
 
 
 @dataclass
@@ -145,8 +140,6 @@ def simulate_lock(scenario: LockScenario = SEED_INCIDENT, seed: int = 0, engine:
     """
     check_choice("engine", engine, ("simpy", "fast"))
     if engine == "fast":
-        from .fast import simulate_lock_fast
-
         return simulate_lock_fast(scenario, seed)
     sc = scenario
     env = simpy.Environment()

@@ -10,6 +10,11 @@ from .. import sim
 from .closed_form import dual_owner_share_closed
 from .scenario import LockScenario, TransientScenario
 
+__all__ = ["TransientRun", "LockRun", "BandVerdict"]
+
+#: The counted series of a :class:`LockRun`'s windows (both engines record them; plus ``queue``).
+COUNTERS = ("offered", "goodput", "wasted", "batches", "commits")
+
 
 @dataclass
 class TransientRun:

@@ -2,7 +2,8 @@
 
 The seed's client: ``serverList = filterRegion(allServerList)`` (sorted by ip), then
 ``serverList[hash(hotKey) % serverList.size()]``. :func:`owner_indices` also gives consistent and
-rendezvous hashing; :func:`remap_fraction` measures how many keys move when one server leaves.
+rendezvous hashing; :func:`remap_fraction` measures how many keys move when one server leaves;
+:func:`owner_view` gives the hot key's owners per client datacentre and what they do to the lock.
 Hashes are stable across processes (BLAKE2b of the key's UTF-8 bytes), never Python's ``hash()``.
 """
 
@@ -17,8 +18,14 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from .. import capacity, sim
-from ..validate import check_choice, check_int
+from ..validate import check_choice, check_int, check_number
 from .scenario import HOT_KEY, ROUTINGS, SCHEMES, SEED_BATCH_MS, check_names
+
+__all__ = [
+    "stable_hash", "key_hashes", "Server", "Layout", "make_layout", "SEED_LAYOUT", "sort_by_ip",
+    "filter_region", "server_list", "owner_indices", "route", "owners_by_dc", "owner_counts",
+    "isolate_owner", "deployment_check", "hot_key_tps", "remap_fraction", "OwnerView", "owner_view",
+]
 
 
 def stable_hash(text: str) -> int:
@@ -316,3 +323,54 @@ def remap_fraction(
         moved.append(np.mean(after != before))
     return float(np.mean(moved))
 
+
+# --------------------------------------------------------------------------- the owner view
+@dataclass
+class OwnerView:
+    """Who owns the hot key, seen from each client datacentre, and what that does to the lock."""
+
+    layout: Layout
+    isolated: tuple[Server, ...]
+    routing: str
+    scheme: str
+    key: str
+    owners: dict
+    lists: dict
+    tps: float
+    demand: float
+    load_per_s: float
+
+    @property
+    def n_owners(self) -> int:
+        return len({s.name for s in self.owners.values()})
+
+    @property
+    def growth(self) -> float:
+        """Queue growth in batches/s (``capacity.queue_growth_rate`` without retries)."""
+        return capacity.queue_growth_rate(self.demand, 0.0, self.tps)
+
+    def summary(self) -> str:
+        who = ", ".join(f"clients in {dc} → {s.name} ({s.dc})" for dc, s in self.owners.items())
+        verdict = ("keeps up" if self.growth < 0 else f"backlog grows by {self.growth:.1f} batches/s")
+        return (f"{self.n_owners} owner(s): {who}. Lock: {self.tps:.1f} merged commits/s; demand at "
+                f"{self.load_per_s:.0f} requests/s: {self.demand:.1f} batches/s → {verdict}.")
+
+    def _repr_markdown_(self) -> str:
+        return self.summary()
+
+
+def owner_view(
+    layout: Layout = SEED_LAYOUT, *, isolate_rounds: int = 0, isolate_dc: str = "C", routing: str = "region",
+    scheme: str = "modulo", load_per_s: float = 720.0, key: str = HOT_KEY,
+    batch_ms: Mapping[str, float] = SEED_BATCH_MS, vnodes: int = 100,
+) -> OwnerView:
+    """Owners of ``key`` per client datacentre after isolating ``isolate_dc``'s owner ``isolate_rounds`` times."""
+    load = check_number("load_per_s", load_per_s, low=0.0, low_open=True, high=1e6)
+    after, isolated = isolate_owner(layout, key, isolate_dc, isolate_rounds, routing, scheme, vnodes)
+    owners = owners_by_dc(after, key, routing, scheme, vnodes)
+    lists = {dc: server_list(after, dc, routing) for dc in after.client_dcs}
+    return OwnerView(
+        layout=layout, isolated=tuple(isolated), routing=routing, scheme=scheme, key=key, owners=owners,
+        lists=lists, tps=hot_key_tps(owners.values(), batch_ms),
+        demand=capacity.batcher_batch_rate(load), load_per_s=load,
+    )

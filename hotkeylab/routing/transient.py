@@ -18,12 +18,15 @@ from .results import TransientRun
 from .scenario import SEED_TRANSIENT, TransientScenario
 from .serverlist import Server, key_hashes, make_layout, owner_indices
 
+__all__ = ["TransientState", "registry", "client", "simulate_transient"]
+
 
 @dataclass
 class TransientState:
-    """Shared state of one run. ``owners[v]``: the owner (index in ``pool``) of every watched key
-    under serverList version v; ``version[i]``: the version client i routes on; ``in_use``:
-    clients per version in use; ``multi``: keys with more than one owner right now."""
+    """Shared state of one run. ``downs[v]``: the server out of the registry in serverList version
+    v (``None``: all in), whose owners (index in ``pool``) of every watched key are
+    :meth:`owners_with_down`; ``version[i]``: the version client i routes on; ``in_use``: clients
+    per version in use; ``multi``: keys with more than one owner right now."""
 
     sc: TransientScenario
     env: simpy.Environment
@@ -31,7 +34,8 @@ class TransientState:
     pool: tuple[Server, ...]
     hashes: np.ndarray
     rec: sim.Recorder
-    owners: list = field(default_factory=list)
+    downs: list = field(default_factory=list)
+    by_down: dict = field(default_factory=dict)  # owner array per server out (None: all in), computed once
     version: list = field(default_factory=list)
     in_use: dict = field(default_factory=dict)
     latest: int = 0  # the registry's newest version
@@ -46,17 +50,29 @@ class TransientState:
     cache: dict = field(default_factory=dict)
 
     def __post_init__(self):
-        self.owners = [owner_indices(self.hashes, self.pool, self.sc.scheme, self.sc.vnodes)]
+        self.downs = [None]
         self.version = [0] * self.sc.n_clients
         self.in_use = {0: self.sc.n_clients}
         self.changed = self.env.event()
 
+    def owners_with_down(self, down: int | None) -> np.ndarray:
+        """The owner (index in ``pool``) of every watched key while server ``down`` is out of the
+        registry (``None``: every server in). Versions with the same server out share one array,
+        so memory does not grow with the number of changes."""
+        if down not in self.by_down:
+            up = [srv for i, srv in enumerate(self.pool) if i != down]
+            idx = np.array([i for i in range(len(self.pool)) if i != down])
+            self.by_down[down] = idx[owner_indices(self.hashes, up, self.sc.scheme, self.sc.vnodes)]
+        return self.by_down[down]
+
     def multi_count(self, versions: frozenset) -> int:
-        """Keys whose owner differs between the serverList versions in use."""
-        if versions not in self.cache:
-            m = np.stack([self.owners[v] for v in sorted(versions)])
-            self.cache[versions] = int(np.count_nonzero((m != m[0]).any(axis=0)))
-        return self.cache[versions]
+        """Keys whose owner differs between the serverList versions in use (versions with the same
+        server out route alike, so only the distinct servers out count)."""
+        downs = frozenset(self.downs[v] for v in versions)
+        if downs not in self.cache:
+            m = np.stack([self.owners_with_down(d) for d in downs])  # the count does not depend on the order
+            self.cache[downs] = int(np.count_nonzero((m != m[0]).any(axis=0)))
+        return self.cache[downs]
 
     def integrate(self, now: float):
         dt = min(now, self.sc.horizon_ms) - self.t_last
@@ -74,14 +90,8 @@ def registry(env: simpy.Environment, s: TransientState):
     mean_gap = 60_000.0 / sc.changes_per_min
     while True:
         yield env.timeout(s.rng.exponential(mean_gap))
-        if s.down is None:
-            s.down = int(s.rng.integers(sc.n_servers))
-            up = [srv for i, srv in enumerate(s.pool) if i != s.down]
-            idx = np.array([i for i in range(sc.n_servers) if i != s.down])
-            s.owners.append(idx[owner_indices(s.hashes, up, sc.scheme, sc.vnodes)])
-        else:
-            s.down = None
-            s.owners.append(s.owners[0])
+        s.down = int(s.rng.integers(sc.n_servers)) if s.down is None else None
+        s.downs.append(s.down)
         s.latest += 1
         s.rec.count("changes", env.now)
         ev, s.changed = s.changed, env.event()
