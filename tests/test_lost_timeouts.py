@@ -156,6 +156,7 @@ def test_preset_reads_like_the_seed():
         ("fix", "upgrade"),
         ("max_outstanding", 0),
         ("tick_ms", 0.0),
+        ("tick_ms", 0.5),  # finer than 1 ms: deadline / tick would leave a float
         ("slots", 0),
         ("heap_mb", 0.0),
         ("base_live_mb", 5000.0),
@@ -166,6 +167,9 @@ def test_preset_reads_like_the_seed():
         ("window_ms", 1e9),
         ("b_nodes", 0),
         ("b_leaking_nodes", 11),
+        ("max_events", lt.MAX_EVENTS + 1),
+        ("max_events", 0),
+        ("hung_share", float("nan")),
     ],
 )
 def test_bad_scenario_raises_naming_the_parameter(field, value):
@@ -301,6 +305,37 @@ def test_same_seed_same_run_other_seed_other_run():
     assert a.summary == b.summary
     c = lt.simulate(SHORT, seed=8)
     assert c.summary["calls"] != a.summary["calls"]
+
+
+def test_ranges_are_declared_once_and_integral_floats_become_ints():
+    from hotkeylab.validate import declared_ranges
+
+    assert set(declared_ranges(SC)) == {f for f in SC.__dataclass_fields__}
+    sc = replace(SC, providers=7.0, slots=64.0, max_outstanding=10.0, max_events=1000.0)
+    assert (sc.providers, sc.slots, sc.max_outstanding, sc.max_events) == (7, 64, 10, 1000)
+    assert all(type(v) is int for v in (sc.providers, sc.slots, sc.max_outstanding, sc.max_events))
+    assert replace(SC, hung_share=None, exit_at_ms=None, hang_at_ms=None).leak_start_ms is None
+
+
+def test_the_scenario_cap_bounds_a_run_and_simulate_can_lower_it():
+    a = lt.simulate(replace(SHORT, max_events=5_000))
+    b = lt.simulate(SHORT, max_events=5_000)
+    assert a.status == b.status and a.status.truncated and a.status.events == 5_000
+    assert a.summary == b.summary
+
+
+def test_no_function_local_imports_in_the_package():
+    """scenario <-> closed_form and machine <-> model were circles closed by imports inside
+    functions; every module now imports at its top only."""
+    import ast
+    import pathlib
+
+    for path in pathlib.Path(lt.__file__).parent.glob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                inner = [n for n in ast.walk(node) if isinstance(n, (ast.Import, ast.ImportFrom))]
+                # figures/lesson import matplotlib/ipywidgets lazily; no module imports a sibling late
+                assert not [n for n in inner if isinstance(n, ast.ImportFrom) and n.level > 0], (path.name, node.name)
 
 
 def test_runs_are_bounded_even_when_absurd():

@@ -78,6 +78,13 @@ def test_presets():
         ("failover_ms", -1.0),
         ("horizon_ms", 0.0),
         ("window_ms", 1e10),
+        ("horizon_ms", 1.7976931348623157e308),
+        ("max_events", pr.MAX_EVENTS + 1),
+        ("max_events", 0),
+        ("replenish_ms", 1000.0),  # before the stockout
+        ("normal_pending_share", 1.5),
+        ("db_slots", None),
+        ("row_limit", ""),
     ],
 )
 def test_bad_scenario_raises_naming_the_parameter(field, value):
@@ -559,6 +566,34 @@ def test_same_seed_same_run_other_seed_other_run(incident):
     assert again.summary() == incident.summary()
     other = pr.simulate(replace(SC, horizon_ms=300_000.0), seed=1)
     assert other.ledger.arrived != pr.simulate(replace(SC, horizon_ms=300_000.0), seed=0).ledger.arrived
+
+
+def test_ranges_are_declared_once_and_integral_floats_become_ints():
+    from hotkeylab.validate import declared_ranges
+
+    assert set(declared_ranges(SC)) == {f for f in SC.__dataclass_fields__}
+    sc = replace(SC, db_slots=4.0, chunk_rows=100.0, initial_backlog=10.0, max_events=1000.0)
+    assert (sc.db_slots, sc.chunk_rows, sc.initial_backlog, sc.max_events) == (4, 100, 10, 1000)
+    assert all(type(v) is int for v in (sc.db_slots, sc.chunk_rows, sc.initial_backlog, sc.max_events))
+
+
+def test_record_ledger_is_the_kernels_ledger_under_record_names(incident):
+    from hotkeylab.sim import Ledger
+
+    r = incident.records
+    assert isinstance(r, Ledger) and r.rejected == 0
+    assert (r.arrived, r.served, r.timed_out, r.in_system) == (r.created, r.completed, r.cancelled, r.pending)
+    assert list(r.as_dict())[:4] == ["created", "completed", "pending", "cancelled"]
+
+
+def test_a_full_primary_queue_stops_the_run_truncated():
+    """Waiting queries, not events, fill memory: past MAX_ON_PRIMARY of them the run stops."""
+    flood = replace(SC, business_per_s=pr.MAX_RATE_PER_S, business_timeout_ms=math.inf, horizon_ms=600_000.0)
+    run = pr.simulate(flood, seed=0)
+    assert run.truncated and run.status.events < flood.max_events and run.t_end_ms < 1000.0
+    assert run.ledger.in_system > pr.MAX_ON_PRIMARY
+    run.ledger.check()
+    run.records.check()
 
 
 def test_event_cap_bounds_any_run():

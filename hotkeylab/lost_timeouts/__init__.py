@@ -53,138 +53,36 @@ Where to start reading: :mod:`.scenario` (the parameters, each with its seed sen
 :mod:`.model` (the actors: consumer, provider, the timer's worker, GC, then ``simulate``), with
 :mod:`.machine` (the B machine's state: calls, executors, ``close_channel``) and :mod:`.timer`
 (dubbo's hashed wheel). :mod:`.closed_form` holds the formulas the tests check the model against;
-:mod:`.experiments` the runs the notebook shows; :mod:`.figures` and :mod:`.lesson` load on first use.
+:mod:`.experiments` the runs the notebook shows, :mod:`.wheel_demos` the wheel measured; :mod:`.figures`
+and :mod:`.lesson` load on first use.
 """
 
 from __future__ import annotations
 
 from ..lazy import lazy_exports
-from .closed_form import (  # noqa: F401
-    fluid,
-    gc_fraction,
-    healthy_bound,
-    healthy_in_flight,
-    heap_fraction_at_gc,
-    leak_rate_per_s,
-    leak_start,
-    leaked_calls,
-    p_shutdown_at_kill,
-    wheel_rounds,
-    wheel_span_ms,
-)
-from .experiments import (  # noqa: F401
-    alert_time_s,
-    assumption_ranges,
-    cluster_view,
-    compare_fixes,
-    conditions_table,
-    demo_wheel,
-    measure_lateness,
-    measure_tick_work,
-    shutdown_count,
-    t0_experiment,
-)
-from .machine import (  # noqa: F401
-    Machine,
-    RejectedExecution,
-)
-from .model import (  # noqa: F401
-    Run,
-    consumer,
-    executor_worker,
-    gc,
-    provider,
-    simulate,
-    timer_worker,
-)
-from .scenario import (  # noqa: F401
-    DEAD_GC_SHARE,
-    DUBBO_SLOTS,
-    DUBBO_TICK_MS,
-    EXIT_KINDS,
-    FIX_LABELS,
-    FIXES,
-    GRACEFUL_WAIT_MS,
-    HEALTHY,
-    JVM_GC_HEAP_FREE_LIMIT,
-    JVM_GC_TIME_LIMIT,
-    MODES,
-    SEED_INCIDENT,
-    Scenario,
-)
-from .timer import (  # noqa: F401
-    HashedWheelTimer,
-    WheelTimeout,
-)
-
-_LAZY = {
-    "plot_wheel": "figures",
-    "plot_t0_timeline": "figures",
-    "plot_t0_timelines": "figures",
-    "plot_monitors": "figures",
-    "plot_leak": "figures",
-    "plot_cluster": "figures",
-    "log_calls_axis": "figures",
-    "plot_fixes": "figures",
-    "explore": "lesson",
-    "widget": "lesson",
-}
-
-__all__ = [
-    "DUBBO_TICK_MS",
-    "DUBBO_SLOTS",
-    "MODES",
-    "EXIT_KINDS",
-    "FIXES",
-    "FIX_LABELS",
-    "DEAD_GC_SHARE",
-    "JVM_GC_TIME_LIMIT",
-    "JVM_GC_HEAP_FREE_LIMIT",
-    "GRACEFUL_WAIT_MS",
-    "leak_start",
-    "p_shutdown_at_kill",
-    "t0_experiment",
-    "plot_t0_timeline",
-    "assumption_ranges",
-    "shutdown_count",
-    "WheelTimeout",
-    "HashedWheelTimer",
-    "RejectedExecution",
-    "Scenario",
-    "SEED_INCIDENT",
-    "HEALTHY",
-    "Run",
-    "consumer",
-    "provider",
-    "timer_worker",
-    "executor_worker",
-    "gc",
-    "simulate",
-    "wheel_rounds",
-    "wheel_span_ms",
-    "healthy_in_flight",
-    "healthy_bound",
-    "leak_rate_per_s",
-    "leaked_calls",
-    "gc_fraction",
-    "heap_fraction_at_gc",
-    "fluid",
-    "conditions_table",
-    "compare_fixes",
-    "alert_time_s",
-    "cluster_view",
-    "demo_wheel",
-    "measure_lateness",
-    "plot_wheel",
-    "plot_monitors",
-    "plot_leak",
-    "plot_cluster",
-    "plot_fixes",
-    "explore",
-    "widget",
-    "Machine",
-]
-
+from . import closed_form, experiments, machine, model, scenario, timer, wheel_demos
+from .closed_form import *  # noqa: F403
+from .experiments import *  # noqa: F403
+from .machine import *  # noqa: F403
+from .model import *  # noqa: F403
+from .scenario import *  # noqa: F403
+from .timer import *  # noqa: F403
+from .wheel_demos import *  # noqa: F403
 
 # figures and notebook helpers load on first use (they import matplotlib)
+_FIGURES = ("plot_wheel", "plot_t0_timeline", "plot_t0_timelines", "plot_monitors", "plot_leak",
+            "plot_cluster", "log_calls_axis", "plot_fixes")
+_LAZY = {**dict.fromkeys(_FIGURES, "figures"), "explore": "lesson", "widget": "lesson"}
+
+__all__ = [
+    *scenario.__all__,
+    *timer.__all__,
+    *machine.__all__,
+    *model.__all__,
+    *closed_form.__all__,
+    *experiments.__all__,
+    *wheel_demos.__all__,
+    *_LAZY,
+]
+
 __getattr__, __dir__ = lazy_exports(__name__, _LAZY, globals())

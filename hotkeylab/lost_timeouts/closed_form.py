@@ -10,13 +10,29 @@ import numpy as np
 
 from .. import capacity
 from ..validate import check_int, check_number
-from .scenario import (
+from .scenario import (  # leak_start and leak_rate_per_s live with the scenario that reads them
     DEAD_GC_SHARE,
     DUBBO_SLOTS,
     DUBBO_TICK_MS,
     SEED_INCIDENT,
     Scenario,
+    leak_rate_per_s,
+    leak_start,
 )
+
+__all__ = [
+    "wheel_span_ms",
+    "wheel_rounds",
+    "healthy_in_flight",
+    "healthy_bound",
+    "leak_rate_per_s",
+    "leak_start",
+    "p_shutdown_at_kill",
+    "leaked_calls",
+    "gc_fraction",
+    "heap_fraction_at_gc",
+    "fluid",
+]
 
 
 # =========================================================================== closed forms
@@ -65,27 +81,6 @@ def healthy_bound(rate_per_s: float, timeout_ms: float, tick_ms: float = DUBBO_T
     t = check_number("timeout_ms", timeout_ms, low=0.0, low_open=True)
     tk = check_number("tick_ms", tick_ms, low=0.0, low_open=True)
     return capacity.littles_law(rate_per_s=lam, time_in_system_ms=t + tk)
-
-
-def leak_rate_per_s(rate_per_s: float, hung_share: float) -> float:
-    """Futures that never complete, per second, once timeouts are lost: ``λ_hung = λ × s``."""
-    lam = check_number("rate_per_s", rate_per_s, low=0.0)
-    return lam * check_number("hung_share", hung_share, low=0.0, high=1.0)
-
-
-def leak_start(hang_at_ms: float, shutdown_ms: float, timeout_ms: float, tick_ms: float = DUBBO_TICK_MS) -> float:
-    """When the leak starts (closed form): ``t0 = max(t_hang, t_shutdown − T − tick / 2)``.
-
-    A call issued at ``a`` to the hung provider has its deadline at ``a + T``; the wheel fires it
-    at the first tick after that, ``a + T + U`` with ``U`` uniform on (0, tick] (mean tick / 2).
-    Its timeout is lost iff it fires after the shutdown: ``a > t_shutdown − T − U``. Calls issued
-    before the hang were answered. So, on average, calls issued after ``t0`` leak.
-    """
-    h = check_number("hang_at_ms", hang_at_ms, low=0.0)
-    sd = check_number("shutdown_ms", shutdown_ms, low=0.0)
-    t = check_number("timeout_ms", timeout_ms, low=0.0, low_open=True)
-    tk = check_number("tick_ms", tick_ms, low=0.0, low_open=True)
-    return max(h, sd - t - tk / 2.0)
 
 
 def p_shutdown_at_kill(rate_per_s: float, service_ms: float) -> float:

@@ -20,10 +20,7 @@ from .closed_form import (
 from .experiments import (
     cluster_view,
 )
-from .machine import (
-    Machine,
-)
-from .model import Run, consumer, executor_worker, gc, provider
+from .model import Run, start_machine
 from .scenario import (
     Scenario,
 )
@@ -78,13 +75,9 @@ def plot_t0_timeline(exp: dict, ax=None, seed_index: int = 0, legend: bool = Tru
     lo, hi = t0 - 400.0, sd + 300.0
     horizon = hi + sc.timeout_ms + 3 * sc.tick_ms
     env = simpy.Environment()
-    m = Machine(env, replace(sc, horizon_ms=horizon, window_ms=min(sc.window_ms, horizon),
-                             gc_sample_ms=min(sc.gc_sample_ms, horizon)), k)
-    env.process(gc(env, m))
-    for p in m.providers:
-        env.process(provider(env, m, p))
-    env.process(executor_worker(env, m))
-    env.process(consumer(env, m))
+    short = replace(sc, horizon_ms=horizon, window_ms=min(sc.window_ms, horizon),
+                    gc_sample_ms=min(sc.gc_sample_ms, horizon))
+    m = start_machine(env, short, k)
     calls = []
     orig = m.send_request
 
@@ -96,7 +89,7 @@ def plot_t0_timeline(exp: dict, ax=None, seed_index: int = 0, legend: bool = Tru
             calls.append(c)
 
     m.send_request = send
-    run_bounded(env, horizon, 3_000_000)
+    run_bounded(env, horizon, short.max_events)
     for i, c in enumerate(calls):
         fire = c.timeout.fired_at_ms
         color = COLORS["stuck"] if c.lost else COLORS["recovered"]

@@ -19,6 +19,11 @@ from .scenario import (
 )
 from .timer import HashedWheelTimer
 
+__all__ = [
+    "Machine",
+    "RejectedExecution",
+]
+
 
 # =========================================================================== the SimPy model
 class RejectedExecution(RuntimeError):
@@ -116,8 +121,9 @@ class _Blocks:
 class Machine:
     """The state of one B machine (the consumer) and of the C providers it calls."""
 
-    def __init__(self, env, sc: Scenario, seed: int):
+    def __init__(self, env, sc: Scenario, seed: int, timer_worker):
         self.env, self.sc = env, sc
+        self.timer_worker = timer_worker  # the wheel's worker, an actor of the model: started by the first call
         streams = make_rng(seed).spawn(4)
         self.gap = _Blocks(streams[0], "exp", 1000.0 / sc.rate_per_s)
         self.u_serve = _Blocks(streams[1], "uniform")
@@ -193,9 +199,7 @@ class Machine:
         p.calls[call.id] = call
         if self.wheel is None:
             self.wheel = HashedWheelTimer(sc.tick_ms, sc.slots, start_ms=now)
-            from .model import timer_worker  # the wheel's worker is an actor of the model
-
-            self.env.process(timer_worker(self.env, self))
+            self.env.process(self.timer_worker(self.env, self))
         call.timeout = self.wheel.new_timeout(call, sc.timeout_ms, now)
         if p.state == "up":  # a hung provider accepts the call and never answers
             ev = self.env.timeout(self.service())

@@ -4,13 +4,12 @@ the executor's worker, GC), then :func:`simulate`.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 import simpy
 
 from ..sim import Ledger, RunStatus, check_seed, run_bounded
-from ..validate import check_int
 from .machine import (
     Machine,
     _Provider,
@@ -20,6 +19,17 @@ from .scenario import (
     SEED_INCIDENT,
     Scenario,
 )
+
+__all__ = [
+    "consumer",
+    "provider",
+    "timer_worker",
+    "executor_worker",
+    "gc",
+    "Run",
+    "start_machine",
+    "simulate",
+]
 
 
 def consumer(env, m: Machine):
@@ -113,21 +123,29 @@ class Run:
     dump: dict | None = None
 
 
-def simulate(scenario: Scenario = SEED_INCIDENT, seed: int = 0, *, max_events: int = 3_000_000) -> Run:
-    """Run the SimPy model of one B machine to ``scenario.horizon_ms`` (or ``max_events``)."""
-    if not isinstance(scenario, Scenario):
-        raise ValueError(f"scenario must be a lost_timeouts.Scenario, got {type(scenario).__name__}")
-    seed = check_seed(seed)
-    cap = check_int("max_events", max_events, low=1)
-    sc = scenario
-    env = simpy.Environment()
-    m = Machine(env, sc, seed)
+def start_machine(env, sc: Scenario, seed: int) -> Machine:
+    """One B machine with its actors started (the wheel's :func:`timer_worker` starts with the
+    first call, as in dubbo)."""
+    m = Machine(env, sc, seed, timer_worker)
     env.process(gc(env, m))
     for p in m.providers:
         env.process(provider(env, m, p))
     env.process(executor_worker(env, m))
     env.process(consumer(env, m))
-    status = run_bounded(env, sc.horizon_ms, cap)
+    return m
+
+
+def simulate(scenario: Scenario = SEED_INCIDENT, seed: int = 0, *, max_events: int | None = None) -> Run:
+    """Run the SimPy model of one B machine to ``scenario.horizon_ms``, at most
+    ``scenario.max_events`` events (``max_events``, if given, replaces it); a run that hits the cap
+    ends early with ``status.truncated``."""
+    if not isinstance(scenario, Scenario):
+        raise ValueError(f"scenario must be a lost_timeouts.Scenario, got {type(scenario).__name__}")
+    seed = check_seed(seed)
+    sc = scenario if max_events is None else replace(scenario, max_events=max_events)
+    env = simpy.Environment()
+    m = start_machine(env, sc, seed)
+    status = run_bounded(env, sc.horizon_ms, sc.max_events)
     t_end = max(status.t_end_ms, 1e-9)
     if status.truncated is False and status.t_end_ms < sc.horizon_ms:
         t_end = sc.horizon_ms

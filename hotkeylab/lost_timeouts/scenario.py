@@ -6,7 +6,24 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
-from ..validate import check_choice, check_int, check_number
+from ..validate import check_fields, check_int, check_number, param
+
+__all__ = [
+    "Scenario",
+    "SEED_INCIDENT",
+    "HEALTHY",
+    "DUBBO_TICK_MS",
+    "DUBBO_SLOTS",
+    "MODES",
+    "EXIT_KINDS",
+    "FIXES",
+    "FIX_LABELS",
+    "DEAD_GC_SHARE",
+    "JVM_GC_TIME_LIMIT",
+    "JVM_GC_HEAP_FREE_LIMIT",
+    "GRACEFUL_WAIT_MS",
+    "MAX_EVENTS",
+]
 
 #: dubbo's ``DefaultFuture`` timer: a ``HashedWheelTimer`` ticking every 30 ms ...
 DUBBO_TICK_MS = 30.0
@@ -39,11 +56,38 @@ _MAX_RATE = 100_000.0
 _MAX_HORIZON_MS = 86_400_000.0
 
 
+#: The event cap's upper end. The dearest events are the GC model's samples (about 22 us each at
+#: ``gc_sample_ms=1`` on this 2-core machine under load), so one run of this many ends in about
+#: 13 s and holds about 250 MB; the seed's quarter of an hour takes about 170 000.
+MAX_EVENTS = 600_000
+
+
+# =========================================================================== the leak
+# Two closed forms the scenario's own reading below needs (:attr:`Scenario.leak_start_ms`,
+# :attr:`Scenario.leak_per_s`); :mod:`.closed_form` re-exports them with the others.
+def leak_rate_per_s(rate_per_s: float, hung_share: float) -> float:
+    """Futures that never complete, per second, once timeouts are lost: ``λ_hung = λ × s``."""
+    lam = check_number("rate_per_s", rate_per_s, low=0.0)
+    return lam * check_number("hung_share", hung_share, low=0.0, high=1.0)
+
+
+def leak_start(hang_at_ms: float, shutdown_ms: float, timeout_ms: float, tick_ms: float = DUBBO_TICK_MS) -> float:
+    """When the leak starts (closed form): ``t0 = max(t_hang, t_shutdown − T − tick / 2)``.
+
+    A call issued at ``a`` to the hung provider has its deadline at ``a + T``; the wheel fires it
+    at the first tick after that, ``a + T + U`` with ``U`` uniform on (0, tick] (mean tick / 2).
+    Its timeout is lost iff it fires after the shutdown: ``a > t_shutdown − T − U``. Calls issued
+    before the hang were answered. So, on average, calls issued after ``t0`` leak.
+    """
+    h = check_number("hang_at_ms", hang_at_ms, low=0.0)
+    sd = check_number("shutdown_ms", shutdown_ms, low=0.0)
+    t = check_number("timeout_ms", timeout_ms, low=0.0, low_open=True)
+    tk = check_number("tick_ms", tick_ms, low=0.0, low_open=True)
+    return max(h, sd - t - tk / 2.0)
+
+
+
 # =========================================================================== scenario
-def _opt_number(name, value, **kw):
-    return None if value is None else check_number(name, value, **kw)
-
-
 @dataclass(frozen=True)
 class Scenario:
     """One machine of service B calling service C asynchronously, and what happens to C.
@@ -53,57 +97,38 @@ class Scenario:
     answers). Times in ms, rates per second, memory in MB (heap) and KB (per call).
     """
 
-    rate_per_s: float = 100.0  # upstream requests/s reaching this B machine; one call to C each
-    node_capacity_per_s: float = 200.0  # requests/s this B machine serves at most without GC
-    providers: int = 5  # machines of service C
-    hung_share: float | None = None  # share of calls routed to provider 1 (None: random, 1/live)
-    call_mode: str = "async"  # "async" | "sync"
-    timeout_ms: float = 1000.0  # the call's timeout
-    service_ms: float = 20.0  # mean answer time of a healthy provider (exponential)
-    exit_at_ms: float | None = 60_000.0  # provider 0 leaves (None: never)
-    exit_kind: str = "abrupt"  # "abrupt" (kill -9) | "graceful"
-    exit_stall_ms: float = 0.0  # provider 0 stops answering this long before it exits
-    hang_at_ms: float | None = 120_000.0  # provider 1 hangs (None: never)
-    fix: str = "none"  # "none" (2.7.12) | "no_shutdown" | "inline_timeout"
-    max_outstanding: int | None = None  # cap on pending calls per provider (None: no cap)
-    tick_ms: float = DUBBO_TICK_MS  # the timing wheel's tick
-    slots: int = DUBBO_SLOTS  # the timing wheel's slots
-    heap_mb: float = 1024.0  # the JVM's maximum heap
-    base_live_mb: float = 256.0  # live data without any leak
-    retained_kb: float = 64.0  # memory one pending call keeps alive (future, request, arguments)
-    gc_cost: float = 0.015  # k in gc_fraction: GC share k u / (1 − u)
-    gc_sample_ms: float = 1000.0  # how often the GC model re-reads the heap
-    b_nodes: int = 10  # machines of service B (cluster view)
-    b_leaking_nodes: int = 3  # of those, machines whose timeouts are lost (cluster view)
-    horizon_ms: float = 900_000.0  # simulated time
-    window_ms: float = 10_000.0  # width of Run.windows
+    rate_per_s: float = param(100.0, low=0.0, low_open=True, high=_MAX_RATE)  # upstream requests/s; one call to C each
+    node_capacity_per_s: float = param(200.0, low=0.0, low_open=True, high=1e7)  # requests/s B serves without GC
+    providers: int = param(5, kind="int", low=2, high=1000)  # machines of service C
+    hung_share: float | None = param(None, kind="probability", optional=True)  # calls to provider 1 (None: 1/live)
+    call_mode: str = param("async", kind="choice", choices=MODES)  # "async" | "sync"
+    timeout_ms: float = param(1000.0, low=0.0, low_open=True, high=3_600_000.0)  # the call's timeout
+    service_ms: float = param(20.0, low=0.0, low_open=True, high=3_600_000.0)  # mean answer time (exponential)
+    exit_at_ms: float | None = param(60_000.0, low=0.0, optional=True)  # provider 0 leaves (None: never)
+    exit_kind: str = param("abrupt", kind="choice", choices=EXIT_KINDS)  # "abrupt" (kill -9) | "graceful"
+    exit_stall_ms: float = param(0.0, low=0.0, high=3_600_000.0)  # provider 0 stops answering this long before
+    hang_at_ms: float | None = param(120_000.0, low=0.0, optional=True)  # provider 1 hangs (None: never)
+    fix: str = param("none", kind="choice", choices=FIXES)  # "none" (2.7.12) | "no_shutdown" | "inline_timeout"
+    max_outstanding: int | None = param(None, kind="int", low=1, optional=True)  # pending calls per provider
+    tick_ms: float = param(DUBBO_TICK_MS, low=1.0, high=60_000.0)  # the timing wheel's tick (>= 1 ms)
+    slots: int = param(DUBBO_SLOTS, kind="int", low=1, high=1 << 20)  # the timing wheel's slots
+    heap_mb: float = param(1024.0, low=0.0, low_open=True, high=1e7)  # the JVM's maximum heap
+    base_live_mb: float = param(256.0, low=0.0)  # live data without any leak (< heap_mb)
+    retained_kb: float = param(64.0, low=0.0, high=1e7)  # memory one pending call keeps alive
+    gc_cost: float = param(0.015, low=0.0, high=1e3)  # k in gc_fraction: GC share k u / (1 − u)
+    gc_sample_ms: float = param(1000.0, low=1.0)  # how often the GC model re-reads the heap (<= horizon_ms)
+    b_nodes: int = param(10, kind="int", low=1, high=100_000)  # machines of service B (cluster view)
+    b_leaking_nodes: int = param(3, kind="int", low=0)  # of those, machines whose timeouts are lost (<= b_nodes)
+    horizon_ms: float = param(900_000.0, low=0.0, low_open=True, high=_MAX_HORIZON_MS)  # simulated time
+    window_ms: float = param(10_000.0, low=0.0, low_open=True)  # width of Run.windows (<= horizon_ms)
+    max_events: int = param(MAX_EVENTS, kind="int", low=1, high=MAX_EVENTS)  # the event cap of one run
 
     def __post_init__(self):
-        check_number("rate_per_s", self.rate_per_s, low=0.0, low_open=True, high=_MAX_RATE)
-        check_number("node_capacity_per_s", self.node_capacity_per_s, low=0.0, low_open=True, high=1e7)
-        object.__setattr__(self, "providers", check_int("providers", self.providers, low=2, high=1000))
-        _opt_number("hung_share", self.hung_share, low=0.0, high=1.0)
-        check_choice("call_mode", self.call_mode, MODES)
-        check_number("timeout_ms", self.timeout_ms, low=0.0, low_open=True, high=3_600_000.0)
-        check_number("service_ms", self.service_ms, low=0.0, low_open=True, high=3_600_000.0)
-        _opt_number("exit_at_ms", self.exit_at_ms, low=0.0)
-        check_choice("exit_kind", self.exit_kind, EXIT_KINDS)
-        check_number("exit_stall_ms", self.exit_stall_ms, low=0.0, high=3_600_000.0)
-        _opt_number("hang_at_ms", self.hang_at_ms, low=0.0)
-        check_choice("fix", self.fix, FIXES)
-        if self.max_outstanding is not None:
-            object.__setattr__(self, "max_outstanding", check_int("max_outstanding", self.max_outstanding, low=1))
-        check_number("tick_ms", self.tick_ms, low=0.0, low_open=True, high=60_000.0)
-        object.__setattr__(self, "slots", check_int("slots", self.slots, low=1, high=1 << 20))
-        check_number("heap_mb", self.heap_mb, low=0.0, low_open=True, high=1e7)
+        check_fields(self)
         check_number("base_live_mb", self.base_live_mb, low=0.0, high=self.heap_mb, high_open=True)
-        check_number("retained_kb", self.retained_kb, low=0.0, high=1e7)
-        check_number("gc_cost", self.gc_cost, low=0.0, high=1e3)
-        check_number("horizon_ms", self.horizon_ms, low=0.0, low_open=True, high=_MAX_HORIZON_MS)
         check_number("gc_sample_ms", self.gc_sample_ms, low=1.0, high=self.horizon_ms)
         check_number("window_ms", self.window_ms, low=0.0, low_open=True, high=self.horizon_ms)
-        object.__setattr__(self, "b_nodes", check_int("b_nodes", self.b_nodes, low=1, high=100_000))
-        object.__setattr__(self, "b_leaking_nodes", check_int("b_leaking_nodes", self.b_leaking_nodes, low=0, high=self.b_nodes))
+        check_int("b_leaking_nodes", self.b_leaking_nodes, low=0, high=self.b_nodes)
 
     # -- derived quantities (closed forms)
     def live_providers(self, t_ms: float) -> int:
@@ -142,8 +167,6 @@ class Scenario:
         lost = self.timeouts_lost_from_ms
         if lost is None or self.hang_at_ms is None:
             return None
-        from .closed_form import leak_start  # the closed forms take the scenario's constants
-
         return leak_start(self.hang_at_ms, lost, self.timeout_ms, self.tick_ms)
 
     @property
@@ -152,8 +175,6 @@ class Scenario:
         t0 = self.leak_start_ms
         if t0 is None:
             return 0.0
-        from .closed_form import leak_rate_per_s
-
         return leak_rate_per_s(self.rate_per_s, self.share_of_hung(max(t0, self.exit_at_ms or 0.0)))
 
     @property

@@ -14,6 +14,11 @@ from .scenario import (
     DUBBO_TICK_MS,
 )
 
+__all__ = [
+    "WheelTimeout",
+    "HashedWheelTimer",
+]
+
 # =========================================================================== the timing wheel
 _ST_INIT, _ST_CANCELLED, _ST_EXPIRED = 0, 1, 2
 
@@ -68,7 +73,8 @@ class HashedWheelTimer:
     """
 
     def __init__(self, tick_ms: float = DUBBO_TICK_MS, slots: int = DUBBO_SLOTS, start_ms: float = 0.0):
-        self.tick_ms = check_number("tick_ms", tick_ms, low=0.0, low_open=True, high=3_600_000.0)
+        # at least 1 ms: a finer tick leaves deadline / tick_ms beyond a float (and no wheel ticks so fast)
+        self.tick_ms = check_number("tick_ms", tick_ms, low=1.0, high=3_600_000.0)
         self.slots = check_int("slots", slots, low=1, high=1 << 20)
         self.start_ms = check_number("start_ms", start_ms, low=0.0)
         self.tick = 0  # ticks processed so far

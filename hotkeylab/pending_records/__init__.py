@@ -56,138 +56,27 @@ tests check the model against; :mod:`.figures` and :mod:`.lesson` serve the note
 from __future__ import annotations
 
 from ..lazy import lazy_exports
-from .closed_form import (  # noqa: F401
-    backlog_growth_per_s,
-    batch_time_ms,
-    closed_forms,
-    collapse_backlog,
-    consumption_per_s,
-    detection_ms,
-    drain_ages_ms,
-    drain_cancelled,
-    drain_time_s,
-    failover_cycle_ms,
-    largest_safe_row_limit,
-    max_backlog_per_run,
-    overlapping_runs,
-    rows_per_run,
-    rows_read,
-    scan_time_ms,
-    scan_timeout_backlog,
-    starve_backlog,
-    starve_scans,
-    steady_scan,
-)
-from .database import (  # noqa: F401
-    Database,
-    Job,
-)
-from .model import (  # noqa: F401
-    BatchRun,
-    batch_job,
-    batch_run,
-    business_query,
-    business_traffic,
-    health_checker,
-    measure_batch,
-    order_source,
-    replenisher,
-    simulate,
-    slow_query,
-)
-from .records import (  # noqa: F401
-    PendingStore,
-    RecordLedger,
-)
-from .results import (  # noqa: F401
-    Run,
-)
-from .scenario import (  # noqa: F401
-    BUSINESS,
-    FIXES,
-    HEALTHY,
-    IN_SYSTEM,
-    INF,
-    KILLED,
-    MAX_RATE_PER_S,
-    MAX_ROWS,
-    OK,
-    PROBE,
-    PROCESS,
-    REFUSED,
-    REJECTED,
-    SCAN,
-    SEED_INCIDENT,
-    SERVED,
-    TIMED_OUT,
-    Scenario,
-    fix_scenarios,
-)
-
-_LAZY = {
-    "plot_timeline": "figures",
-    "plot_slow_sql": "figures",
-    "mpl_line": "figures",
-    "plot_fixes": "figures",
-    "plot_scan_vs_backlog": "figures",
-    "plot_consumption": "figures",
-    "plot_business_loss": "figures",
-    "explore": "lesson",
-    "explore_controls": "lesson",
-}
-
-__all__ = [
-    "Scenario",
-    "SEED_INCIDENT",
-    "HEALTHY",
-    "FIXES",
-    "fix_scenarios",
-    "RecordLedger",
-    "PendingStore",
-    "Database",
-    "Job",
-    "BatchRun",
-    "Run",
-    "order_source",
-    "replenisher",
-    "batch_job",
-    "batch_run",
-    "slow_query",
-    "business_traffic",
-    "business_query",
-    "health_checker",
-    "simulate",
-    "rows_read",
-    "scan_time_ms",
-    "batch_time_ms",
-    "rows_per_run",
-    "consumption_per_s",
-    "backlog_growth_per_s",
-    "max_backlog_per_run",
-    "scan_timeout_backlog",
-    "overlapping_runs",
-    "detection_ms",
-    "starve_scans",
-    "starve_backlog",
-    "steady_scan",
-    "drain_ages_ms",
-    "drain_cancelled",
-    "collapse_backlog",
-    "largest_safe_row_limit",
-    "drain_time_s",
-    "failover_cycle_ms",
-    "closed_forms",
-    "measure_batch",
-    "plot_timeline",
-    "plot_slow_sql",
-    "plot_fixes",
-    "plot_scan_vs_backlog",
-    "plot_consumption",
-    "plot_business_loss",
-    "explore",
-    "explore_controls",
-]
-
+from . import closed_form, database, model, records, results, scenario
+from .closed_form import *  # noqa: F403
+from .database import *  # noqa: F403
+from .model import *  # noqa: F403
+from .records import *  # noqa: F403
+from .results import *  # noqa: F403
+from .scenario import *  # noqa: F403
 
 # figures and notebook helpers load on first use (they import matplotlib)
+_FIGURES = ("plot_timeline", "plot_slow_sql", "mpl_line", "plot_fixes", "plot_scan_vs_backlog",
+            "plot_consumption", "plot_business_loss")
+_LAZY = {**dict.fromkeys(_FIGURES, "figures"), "explore": "lesson", "explore_controls": "lesson"}
+
+__all__ = [
+    *scenario.__all__,
+    *records.__all__,
+    *database.__all__,
+    *model.__all__,
+    *results.__all__,
+    *closed_form.__all__,
+    *_LAZY,
+]
+
 __getattr__, __dir__ = lazy_exports(__name__, _LAZY, globals())

@@ -15,6 +15,36 @@ from .scenario import (
     Scenario,
 )
 
+__all__ = [
+    "rows_read",
+    "scan_time_ms",
+    "batch_time_ms",
+    "rows_per_run",
+    "consumption_per_s",
+    "backlog_growth_per_s",
+    "max_backlog_per_run",
+    "scan_timeout_backlog",
+    "overlapping_runs",
+    "detection_ms",
+    "starve_scans",
+    "starve_backlog",
+    "steady_scan",
+    "collapse_backlog",
+    "largest_safe_row_limit",
+    "drain_time_s",
+    "drain_ages_ms",
+    "drain_cancelled",
+    "failover_cycle_ms",
+    "closed_forms",
+]
+
+
+# The formulas' default batch costs are the seed preset's: a scan's fixed cost ``a``, its cost per
+# row read ``s`` and the retry cost per row ``p`` (ms).
+_A = SEED_INCIDENT.scan_fixed_ms
+_S = SEED_INCIDENT.scan_ms_per_row
+_P = SEED_INCIDENT.process_ms_per_row
+
 
 # --------------------------------------------------------------------------- closed forms
 def rows_read(backlog: float, row_limit: int = 0) -> float:
@@ -26,7 +56,7 @@ def rows_read(backlog: float, row_limit: int = 0) -> float:
 
 
 def scan_time_ms(
-    backlog: float, row_limit: int = 0, scan_fixed_ms: float = 100.0, scan_ms_per_row: float = 1.0
+    backlog: float, row_limit: int = 0, scan_fixed_ms: float = _A, scan_ms_per_row: float = _S
 ) -> float:
     """Time the scan takes on an idle primary: ``a + s × rows_read``, ms."""
     a = check_number("scan_fixed_ms", scan_fixed_ms, low=0.0)
@@ -37,9 +67,9 @@ def scan_time_ms(
 def batch_time_ms(
     backlog: float,
     row_limit: int = 0,
-    scan_fixed_ms: float = 100.0,
-    scan_ms_per_row: float = 1.0,
-    process_ms_per_row: float = 2.9,
+    scan_fixed_ms: float = _A,
+    scan_ms_per_row: float = _S,
+    process_ms_per_row: float = _P,
 ) -> float:
     """Time one run needs on an idle primary: scan, then retry every row read,
     ``a + (s + p) × rows_read``, ms. Grows without bound with the backlog when ``row_limit = 0``;
@@ -54,9 +84,9 @@ def rows_per_run(
     backlog: float,
     row_limit: int,
     batch_timeout_ms: float,
-    scan_fixed_ms: float = 100.0,
-    scan_ms_per_row: float = 1.0,
-    process_ms_per_row: float = 2.9,
+    scan_fixed_ms: float = _A,
+    scan_ms_per_row: float = _S,
+    process_ms_per_row: float = _P,
     chunk_rows: int = 200,
 ) -> float:
     """Rows one run retries before its timeout, on an idle primary.
@@ -105,9 +135,9 @@ def backlog_growth_per_s(production_per_s: float, consumption_per_s: float) -> f
 
 def max_backlog_per_run(
     batch_timeout_ms: float,
-    scan_fixed_ms: float = 100.0,
-    scan_ms_per_row: float = 1.0,
-    process_ms_per_row: float = 2.9,
+    scan_fixed_ms: float = _A,
+    scan_ms_per_row: float = _S,
+    process_ms_per_row: float = _P,
 ) -> float:
     """The largest backlog one time-range-only run clears within its timeout:
     ``(T − a) / (s + p)``. Past it, batch time > timeout."""
@@ -121,7 +151,7 @@ def max_backlog_per_run(
 
 
 def scan_timeout_backlog(
-    batch_timeout_ms: float, scan_fixed_ms: float = 100.0, scan_ms_per_row: float = 1.0
+    batch_timeout_ms: float, scan_fixed_ms: float = _A, scan_ms_per_row: float = _S
 ) -> float:
     """The backlog at which the time-range scan alone outlasts the timeout, ``(T − a) / s``:
     from there on no run retries a single row and consumption is zero."""
@@ -165,8 +195,8 @@ def starve_backlog(
     db_slots: int,
     business_slots: float,
     batch_period_ms: float,
-    scan_fixed_ms: float = 100.0,
-    scan_ms_per_row: float = 1.0,
+    scan_fixed_ms: float = _A,
+    scan_ms_per_row: float = _S,
 ) -> float:
     """The backlog from which the slow scans make the other business lose queries in part of
     every period, while the primary is still "up".
@@ -201,8 +231,8 @@ def steady_scan(sc: Scenario, scan_ms: float, periods: int = 10) -> tuple[Scenar
 def collapse_backlog(
     db_slots: int,
     batch_period_ms: float,
-    scan_fixed_ms: float = 100.0,
-    scan_ms_per_row: float = 1.0,
+    scan_fixed_ms: float = _A,
+    scan_ms_per_row: float = _S,
     detection_ms: float = 0.0,
 ) -> float:
     """The backlog at which the slow scans fill every slot long enough to get the primary declared
@@ -221,9 +251,9 @@ def collapse_backlog(
 
 def largest_safe_row_limit(
     batch_timeout_ms: float,
-    scan_fixed_ms: float = 100.0,
-    scan_ms_per_row: float = 1.0,
-    process_ms_per_row: float = 2.9,
+    scan_fixed_ms: float = _A,
+    scan_ms_per_row: float = _S,
+    process_ms_per_row: float = _P,
     safety: float = 1.0,
 ) -> int:
     """The largest row limit whose run fits its timeout whatever the backlog:

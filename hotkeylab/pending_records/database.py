@@ -17,6 +17,11 @@ from .scenario import (
     SCAN,
 )
 
+__all__ = [
+    "Database",
+    "Job",
+]
+
 
 # --------------------------------------------------------------------------- the primary
 class Job:

@@ -44,7 +44,7 @@ def explore(
         db_slots=check_int("db_slots", db_slots, low=1),
         horizon_ms=check_number("horizon_s", horizon_s, low=1.0) * 1000.0,
     )
-    run = simulate(sc, seed, max_events=1_500_000)
+    run = simulate(sc, seed)  # at most sc.max_events events (truncated beyond)
     out = run.summary()
     cf = closed_forms(sc)
     out.update({f"cf_{k}": v for k, v in cf.items()})

@@ -17,7 +17,7 @@ from .closed_form import (
 )
 from .database import Database, Job
 from .records import PendingStore, RecordLedger
-from .results import Run
+from .results import BatchRun, Run
 from .scenario import (
     BUSINESS,
     IN_SYSTEM,
@@ -35,25 +35,19 @@ from .scenario import (
     Scenario,
 )
 
+__all__ = [
+    "order_source", "replenisher", "batch_job", "batch_run", "slow_query", "business_traffic",
+    "business_query", "health_checker", "simulate", "measure_batch", "MAX_ON_PRIMARY",
+]
+
+
+#: A run stops (truncated) once more queries than this wait on the primary: each holds its
+#: client's SimPy process (about 2 KB), so the cap bounds a run's memory as ``max_events`` bounds
+#: its time. The incident's primary never holds more than a few dozen.
+MAX_ON_PRIMARY = 50_000
+_CHECK_EVERY = 10_000  # events between two looks at the primary's queue
 
 # --------------------------------------------------------------------------- the actors
-@dataclass
-class BatchRun:
-    """One run of the batch job: when, its row limit, the backlog its scan saw, rows read, when
-    the scan returned (nan if it never did for this run), rows retried and how it ended
-    (``"done"``, ``"timeout"``, ``"killed"``, ``"rejected"``)."""
-
-    start_ms: float
-    row_limit: int
-    backlog: int
-    rows_read: int
-    scan_ms: float
-    scan_end_ms: float = math.nan
-    end_ms: float = math.nan
-    rows_retried: int = 0
-    outcome: str = "running"
-
-
 @dataclass
 class _Model:
     """Shared state of one run: the store of pending records, the primary, the records."""
@@ -265,18 +259,32 @@ def health_checker(env: simpy.Environment, m: _Model):
             yield env.timeout(sc.failover_ms)
 
 
-def simulate(scenario: Scenario = SEED_INCIDENT, seed: int = 0, *, max_events: int = 3_000_000) -> Run:
+def _run(env: simpy.Environment, sc: Scenario, db: Database) -> RunStatus:
+    """Step the model to the horizon, at most ``sc.max_events`` events, stopping early (truncated)
+    once more than :data:`MAX_ON_PRIMARY` queries wait on the primary: the two caps that bound a
+    run's time and its memory (every waiting query holds its client's process)."""
+    events = 0
+    while True:
+        st = run_bounded(env, until_ms=sc.horizon_ms, max_events=min(_CHECK_EVERY, sc.max_events - events))
+        events += st.events
+        if not st.truncated:  # reached the horizon
+            return RunStatus(t_end_ms=sc.horizon_ms, events=events, truncated=False)
+        if events >= sc.max_events or len(db.queue) > MAX_ON_PRIMARY:
+            return RunStatus(t_end_ms=st.t_end_ms, events=events, truncated=True)
+
+
+def simulate(scenario: Scenario = SEED_INCIDENT, seed: int = 0, *, max_events: int | None = None) -> Run:
     """Run the incident with SimPy for ``scenario.horizon_ms`` and return a :class:`Run`.
 
-    Bounded for any parameters: at most ``max_events`` SimPy events (``run.truncated``). Same
-    ``seed``, same result; each actor draws from its own stream, so variants of a scenario see
-    the same orders and business queries.
+    Bounded for any parameters: at most ``scenario.max_events`` SimPy events (``max_events``, if
+    given, replaces it); a run that hits the cap ends early with ``run.truncated``. Same ``seed``,
+    same result; each actor draws from its own stream, so variants of a scenario see the same
+    orders and business queries.
     """
     if not isinstance(scenario, Scenario):
         raise ValueError(f"scenario must be a pending_records.Scenario, got {type(scenario).__name__}")
     seed = check_seed(seed)
-    max_events = check_int("max_events", max_events, low=1)
-    sc = scenario
+    sc = scenario if max_events is None else replace(scenario, max_events=max_events)
     rng_orders, rng_business = make_rng(seed).spawn(2)
     env = simpy.Environment()
     rec = Recorder(
@@ -296,9 +304,8 @@ def simulate(scenario: Scenario = SEED_INCIDENT, seed: int = 0, *, max_events: i
     env.process(batch_job(env, m))
     env.process(business_traffic(env, m, rng_business))
     env.process(health_checker(env, m))
-    status = run_bounded(env, until_ms=sc.horizon_ms, max_events=max_events)
-    t_end = status.t_end_ms if status.truncated else sc.horizon_ms
-    status = RunStatus(t_end_ms=t_end, events=status.events, truncated=status.truncated)
+    status = _run(env, sc, m.db)
+    t_end = status.t_end_ms
     rec.close(t_end)
 
     w = rec.arrays(per_second=True)
@@ -349,6 +356,20 @@ def simulate(scenario: Scenario = SEED_INCIDENT, seed: int = 0, *, max_events: i
     )
 
 
+#: An idle primary for :func:`measure_batch`: no orders, no business, no stockout, no expiry, no
+#: run timeout, and no probe within the run.
+_IDLE = {
+    "orders_per_s": 0.0,
+    "business_per_s": 0.0,
+    "stockout_ms": INF,
+    "replenish_ms": INF,
+    "order_expiry_ms": INF,
+    "batch_timeout_ms": INF,
+    "health_interval_ms": 1e8,
+    "order_tick_ms": 3_600_000.0,
+}
+
+
 def measure_batch(sc: Scenario, backlog: int, row_limit: int = 0, seed: int = 0) -> BatchRun:
     """One batch run, measured: ``backlog`` pending records on an idle primary (no orders, no
     business, no timeout), one run. Returns its :class:`BatchRun` (``end_ms − start_ms`` is the
@@ -361,19 +382,17 @@ def measure_batch(sc: Scenario, backlog: int, row_limit: int = 0, seed: int = 0)
     period = need + 100.0
     probe = replace(
         sc,
-        orders_per_s=0.0,
-        business_per_s=0.0,
+        **_IDLE,
         initial_backlog=b,
         row_limit=k,
-        stockout_ms=INF,
-        replenish_ms=INF,
-        order_expiry_ms=INF,
-        batch_timeout_ms=INF,
-        health_interval_ms=1e8,
         batch_period_ms=period,  # one run only: the second would start after the horizon
         horizon_ms=period + need + 0.5,
         window_ms=period + need + 0.5,
-        order_tick_ms=3_600_000.0,
     )
     run = simulate(probe, seed)
+    if run.truncated:  # the run's chunks need more events than the scenario's cap
+        raise ValueError(
+            f"backlog must be measurable within max_events ({sc.max_events:,} events), got {b:,} rows "
+            f"retried {sc.chunk_rows:,} a chunk: the run stopped at its cap"
+        )
     return run.runs[0]

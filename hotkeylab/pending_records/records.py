@@ -4,49 +4,44 @@
 from __future__ import annotations
 
 import bisect
-from dataclasses import dataclass, field
 
-from ..sim import LedgerError
+from ..sim import Ledger
 from .scenario import (
     INF,
 )
 
+__all__ = [
+    "RecordLedger",
+    "PendingStore",
+]
+
 
 # --------------------------------------------------------------------------- records
-@dataclass
-class RecordLedger:
-    """Where every order's record went: ``created = completed + pending + cancelled``."""
+class RecordLedger(Ledger):
+    """Where every order's record went: ``created = completed + pending + cancelled``.
 
-    created: int = 0
-    completed: int = 0
-    pending: int = 0
-    cancelled: int = 0
-    extra: dict = field(default_factory=dict)
+    The kernel's :class:`hotkeylab.sim.Ledger` under a record's names: a record *arrives* when
+    it is created, is *served* when completed, *times out* when it expires (cancelled) and stays
+    *in the system* while pending; nothing is rejected. ``check()`` is the kernel's.
+    """
 
-    def balance(self) -> int:
-        return self.created - (self.completed + self.pending + self.cancelled)
+    def __init__(self, created: int = 0, completed: int = 0, pending: int = 0, cancelled: int = 0,
+                 extra: dict | None = None):
+        super().__init__(arrived=created, served=completed, timed_out=cancelled, rejected=0,
+                         in_system=pending, extra=dict(extra or {}))
 
-    def check(self) -> RecordLedger:
-        terms = (self.created, self.completed, self.pending, self.cancelled)
-        if any(x < 0 for x in terms):
-            raise LedgerError(f"negative count in record ledger: {self}")
-        if self.balance() != 0:
-            raise LedgerError(
-                f"record ledger does not balance: created {self.created} != completed "
-                f"{self.completed} + pending {self.pending} + cancelled {self.cancelled} "
-                f"(off by {self.balance()})"
-            )
-        return self
+    created = property(lambda self: self.arrived, doc="records created (orders left pending, or completed at once)")
+    completed = property(lambda self: self.served, doc="records completed, at once or by the batch")
+    pending = property(lambda self: self.in_system, doc="records still pending")
+    cancelled = property(lambda self: self.timed_out, doc="records cancelled: pending past order_expiry_ms")
+
+    def __repr__(self) -> str:
+        return (f"RecordLedger(created={self.created}, completed={self.completed}, pending={self.pending}, "
+                f"cancelled={self.cancelled}, extra={self.extra!r})")
 
     def as_dict(self) -> dict:
-        d = {
-            "created": self.created,
-            "completed": self.completed,
-            "pending": self.pending,
-            "cancelled": self.cancelled,
-        }
-        d.update(self.extra)
-        return d
+        return {"created": self.created, "completed": self.completed, "pending": self.pending,
+                "cancelled": self.cancelled, **self.extra}
 
 
 class PendingStore:

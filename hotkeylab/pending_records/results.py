@@ -1,4 +1,4 @@
-"""06 · What one run returns: windows, the record ledger, the batch runs, the failovers.
+"""06 · What one run returns: windows, the record ledger, every :class:`BatchRun`, the failovers.
 """
 
 from __future__ import annotations
@@ -16,8 +16,30 @@ from .scenario import (
     Scenario,
 )
 
+__all__ = [
+    "BatchRun",
+    "Run",
+]
+
 
 # --------------------------------------------------------------------------- a run
+@dataclass
+class BatchRun:
+    """One run of the batch job: when, its row limit, the backlog its scan saw, rows read, when
+    the scan returned (nan if it never did for this run), rows retried and how it ended
+    (``"done"``, ``"timeout"``, ``"killed"``, ``"rejected"``)."""
+
+    start_ms: float
+    row_limit: int
+    backlog: int
+    rows_read: int
+    scan_ms: float
+    scan_end_ms: float = math.nan
+    end_ms: float = math.nan
+    rows_retried: int = 0
+    outcome: str = "running"
+
+
 @dataclass
 class Run:
     """The result of :func:`simulate`: windowed arrays, both ledgers, the failovers, every batch

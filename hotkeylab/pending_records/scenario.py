@@ -8,11 +8,42 @@ import math
 from dataclasses import dataclass, replace
 
 from .. import capacity
-from ..validate import check_int, check_number
+from ..validate import check_fields, check_number, param
+
+__all__ = [
+    "Scenario",
+    "SEED_INCIDENT",
+    "HEALTHY",
+    "FIXES",
+    "fix_scenarios",
+    "INF",
+    "MAX_RATE_PER_S",
+    "MAX_ROWS",
+    "MAX_HORIZON_MS",
+    "MAX_EVENTS",
+    "SCAN",
+    "PROCESS",
+    "BUSINESS",
+    "PROBE",
+    "OK",
+    "KILLED",
+    "REJECTED",
+    "IN_SYSTEM",
+    "SERVED",
+    "TIMED_OUT",
+    "REFUSED",
+]
 
 INF = math.inf
 MAX_RATE_PER_S = 1_000_000.0
 MAX_ROWS = 100_000_000
+MAX_HORIZON_MS = 1e9
+#: The event cap's upper end: one run of this many SimPy events ends in about 6 s on this 2-core
+#: machine when idle (9 to 13 us an event at the largest loads and horizons; about 2 x that when
+#: the machine is loaded) and holds under 200 MB; the seed's hour takes about 500 000. (A run also
+#: stops once the primary's queue passes ``model.MAX_ON_PRIMARY``: waiting queries, not events,
+#: are what fill memory.)
+MAX_EVENTS = 600_000
 
 # job kinds and outcomes on the database
 SCAN, PROCESS, BUSINESS, PROBE = "scan", "process", "business", "probe"
@@ -31,70 +62,45 @@ class Scenario:
     """
 
     # orders on the inventory hot key
-    orders_per_s: float = 600.0  # orders/s on the hot key (Poisson)
-    normal_pending_share: float = 0.001  # share of in-stock orders that still end pending
-    stockout_ms: float = 60_000.0  # the inventory runs out (inf: never)
-    replenish_ms: float = 600_000.0  # the inventory is replenished (inf: never)
-    order_expiry_ms: float = 1_800_000.0  # a record pending longer is cancelled, not completed
-    initial_backlog: int = 0  # pending records already there at t = 0 (created at t = 0)
-    order_tick_ms: float = 1000.0  # orders are drawn per tick (Poisson count per tick)
+    orders_per_s: float = param(600.0, low=0.0, high=MAX_RATE_PER_S)  # orders/s on the hot key (Poisson)
+    normal_pending_share: float = param(0.001, kind="probability")  # share of in-stock orders that still end pending
+    stockout_ms: float = param(60_000.0, low=0.0, allow_inf=True)  # the inventory runs out (inf: never)
+    replenish_ms: float = param(600_000.0, low=0.0, allow_inf=True)  # replenished (inf: never; >= stockout_ms)
+    order_expiry_ms: float = param(1_800_000.0, low=0.0, low_open=True, allow_inf=True)  # older pending is cancelled
+    initial_backlog: int = param(0, kind="int", low=0, high=MAX_ROWS)  # pending records at t = 0 (created at t = 0)
+    order_tick_ms: float = param(1000.0, low=1.0, high=3_600_000.0)  # orders are drawn per tick (Poisson count)
     # the batch job that re-scans pending records
-    batch_period_ms: float = 30_000.0  # a run starts every period
-    batch_timeout_ms: float = 30_000.0  # a run gives up after this long (inf: never)
-    scan_range_ms: float = 86_400_000.0  # the scan's time range: records created in the last …
-    row_limit: int = 0  # rows per run (0: none, the seed's time-range-only query)
-    scan_fixed_ms: float = 100.0  # a scan's fixed cost on the primary
-    scan_ms_per_row: float = 1.0  # a scan's cost per pending row it reads
-    process_ms_per_row: float = capacity.lock_hold_ms(0.5)  # retrying one record on the hot key
-    chunk_rows: int = 200  # rows retried per transaction (a chunk)
+    batch_period_ms: float = param(30_000.0, low=100.0, high=1e8)  # a run starts every period
+    batch_timeout_ms: float = param(30_000.0, low=0.0, low_open=True, allow_inf=True)  # a run gives up (inf: never)
+    scan_range_ms: float = param(86_400_000.0, low=0.0, low_open=True, allow_inf=True)  # records of the last …
+    row_limit: int = param(0, kind="int", low=0, high=MAX_ROWS)  # rows per run (0: none, the seed's query)
+    scan_fixed_ms: float = param(100.0, low=0.0, high=1e8)  # a scan's fixed cost on the primary
+    scan_ms_per_row: float = param(1.0, low=0.0, high=1e4)  # a scan's cost per pending row it reads
+    process_ms_per_row: float = param(capacity.lock_hold_ms(0.5), low=0.0, high=1e4)  # retrying one record
+    chunk_rows: int = param(200, kind="int", low=1, high=MAX_ROWS)  # rows retried per transaction (a chunk)
     # the fixes, in the seed's order (1. replenish is replenish_ms)
-    stop_batch_ms: float = INF  # 2. no runs start from then on …
-    limit_from_ms: float = INF  # 3. … until runs resume from then on with fix_row_limit
-    fix_row_limit: int = 5000  # the row limit of fix 3
+    stop_batch_ms: float = param(INF, low=0.0, allow_inf=True)  # 2. no runs start from then on …
+    limit_from_ms: float = param(INF, low=0.0, allow_inf=True)  # 3. … until they resume with fix_row_limit
+    fix_row_limit: int = param(5000, kind="int", low=1, high=MAX_ROWS)  # the row limit of fix 3
     # the primary
-    db_slots: int = 8  # queries the primary runs at once (CPU slots)
-    business_per_s: float = 20.0  # other business queries/s on the same primary (Poisson)
-    business_ms: float = 100.0  # mean work of one business query (exponential)
-    business_timeout_ms: float = 1000.0  # a business client gives up after this long
+    db_slots: int = param(8, kind="int", low=1, high=10_000)  # queries the primary runs at once (CPU slots)
+    business_per_s: float = param(20.0, low=0.0, high=MAX_RATE_PER_S)  # other business queries/s (Poisson)
+    business_ms: float = param(100.0, low=0.0, low_open=True, high=1e7)  # mean work of one (exponential)
+    business_timeout_ms: float = param(1000.0, low=0.0, low_open=True, allow_inf=True)  # its client gives up
     # the health checker and failover
-    health_interval_ms: float = 5000.0  # a probe every …
-    health_timeout_ms: float = 2000.0  # a probe unanswered after this long failed
-    probe_ms: float = 1.0  # the probe's work on the primary
-    health_failures: int = 3  # failed probes in a row that declare the primary dead
-    failover_ms: float = 30_000.0  # the database is unavailable this long at a failover
-    # the run
-    horizon_ms: float = 3_600_000.0  # simulated time
-    window_ms: float = 10_000.0  # width of the windows in Run.windows
+    health_interval_ms: float = param(5000.0, low=10.0, high=1e8)  # a probe every …
+    health_timeout_ms: float = param(2000.0, low=0.0, low_open=True, high=1e8)  # unanswered this long: failed
+    probe_ms: float = param(1.0, low=0.0, low_open=True, high=1e6)  # the probe's work on the primary
+    health_failures: int = param(3, kind="int", low=1, high=1000)  # failed probes in a row: primary dead
+    failover_ms: float = param(30_000.0, low=0.0, high=1e8)  # the database is unavailable this long
+    # the run: simulated time, width of the windows in Run.windows, and the event cap
+    horizon_ms: float = param(3_600_000.0, low=0.0, low_open=True, high=MAX_HORIZON_MS)
+    window_ms: float = param(10_000.0, low=0.0, low_open=True)  # <= horizon_ms
+    max_events: int = param(MAX_EVENTS, kind="int", low=1, high=MAX_EVENTS)
 
     def __post_init__(self):
-        check_number("orders_per_s", self.orders_per_s, low=0.0, high=MAX_RATE_PER_S)
-        check_number("normal_pending_share", self.normal_pending_share, low=0.0, high=1.0)
-        check_number("stockout_ms", self.stockout_ms, low=0.0, allow_inf=True)
+        check_fields(self)
         check_number("replenish_ms", self.replenish_ms, low=self.stockout_ms, allow_inf=True)
-        check_number("order_expiry_ms", self.order_expiry_ms, low=0.0, low_open=True, allow_inf=True)
-        check_int("initial_backlog", self.initial_backlog, low=0, high=MAX_ROWS)
-        check_number("order_tick_ms", self.order_tick_ms, low=1.0, high=3_600_000.0)
-        check_number("batch_period_ms", self.batch_period_ms, low=100.0, high=1e8)
-        check_number("batch_timeout_ms", self.batch_timeout_ms, low=0.0, low_open=True, allow_inf=True)
-        check_number("scan_range_ms", self.scan_range_ms, low=0.0, low_open=True, allow_inf=True)
-        check_int("row_limit", self.row_limit, low=0, high=MAX_ROWS)
-        check_number("scan_fixed_ms", self.scan_fixed_ms, low=0.0, high=1e8)
-        check_number("scan_ms_per_row", self.scan_ms_per_row, low=0.0, high=1e4)
-        check_number("process_ms_per_row", self.process_ms_per_row, low=0.0, high=1e4)
-        check_int("chunk_rows", self.chunk_rows, low=1, high=MAX_ROWS)
-        check_number("stop_batch_ms", self.stop_batch_ms, low=0.0, allow_inf=True)
-        check_number("limit_from_ms", self.limit_from_ms, low=0.0, allow_inf=True)
-        check_int("fix_row_limit", self.fix_row_limit, low=1, high=MAX_ROWS)
-        check_int("db_slots", self.db_slots, low=1, high=10_000)
-        check_number("business_per_s", self.business_per_s, low=0.0, high=MAX_RATE_PER_S)
-        check_number("business_ms", self.business_ms, low=0.0, low_open=True, high=1e7)
-        check_number("business_timeout_ms", self.business_timeout_ms, low=0.0, low_open=True, allow_inf=True)
-        check_number("health_interval_ms", self.health_interval_ms, low=10.0, high=1e8)
-        check_number("health_timeout_ms", self.health_timeout_ms, low=0.0, low_open=True, high=1e8)
-        check_number("probe_ms", self.probe_ms, low=0.0, low_open=True, high=1e6)
-        check_int("health_failures", self.health_failures, low=1, high=1000)
-        check_number("failover_ms", self.failover_ms, low=0.0, high=1e8)
-        check_number("horizon_ms", self.horizon_ms, low=0.0, low_open=True, high=1e9)
         check_number("window_ms", self.window_ms, low=0.0, low_open=True, high=self.horizon_ms)
 
     @property
