@@ -20,6 +20,7 @@ from hotkeylab import capacity
 from hotkeylab.metastable import SEED_INCIDENT, RetryPolicy, Window, simulate
 from hotkeylab.metastable import lesson as L
 from hotkeylab.metastable.mitigations import restart_scenario
+from hotkeylab.metastable.widgets import WHATIF_MAX_EVENTS
 
 SHORT = replace(L.SHORT_INCIDENT, horizon_ms=70_000.0)
 
@@ -76,8 +77,10 @@ def test_widget_verdict_is_right_at_every_slider_end(name, value):
     wi = L.WhatIf()
     res = wi.update(**{name: value}, show=False)
     run = res.run
-    # the verdict and the served share are shown together
-    assert wi.verdict.get_text() == (f"{'recovered' if res.recovered else 'stuck'}: "
+    # the verdict and the served share are shown together (and where the run stopped if the
+    # widget's event cap cut it short: patience 2 s at 720/s stops at ~70 s)
+    cut = f" (stopped at the event cap, {WHATIF_MAX_EVENTS:,} events, at {run.status.t_end_ms / 1e3:.1f} s)"
+    assert wi.verdict.get_text() == (f"{'recovered' if res.recovered else 'stuck'}{cut if run.truncated else ''}: "
                                      f"{100 * res.served_share:.0f}% served in time")
     share = _last_block_share(run)
     if res.recovered:
@@ -377,3 +380,89 @@ def test_zero_retry_delay_on_a_full_queue_advances_time_and_stops_at_the_cap():
         assert float(first) < float(t_end) < 2000.0
         # refusals spread over several milliseconds: the clock moved (a spin stays at one instant)
         assert int(ms_with_rejections) >= 3
+
+
+# --------------------------------------------------------------------------- declared ranges (#19, #20)
+def test_every_scenario_part_declares_its_ranges_and_names_itself_in_errors():
+    """The ranges live on the fields (``validate.param``), checked by ``check_fields``; a part's
+    message names its class and field, the value and the range; integral floats become ints."""
+    from hotkeylab.metastable.scenario import (
+        MAX_EVENTS,
+        AdaptiveThrottle,
+        CoDel,
+        GrpcThrottle,
+        PercentBudget,
+        Scenario,
+    )
+    from hotkeylab.validate import declared_ranges
+
+    parts = (Window, RetryPolicy, GrpcThrottle, PercentBudget, CoDel, AdaptiveThrottle)
+    for cls in parts:
+        assert declared_ranges(cls), cls
+    ranges = declared_ranges(Scenario)
+    assert ranges["max_events"].high == MAX_EVENTS and ranges["user_rate_per_s"].high == 1e6
+    with pytest.raises(ValueError, match=r"max_events must be an integer >= 1 and <= 6000000, got 6000001"):
+        replace(SEED_INCIDENT, max_events=MAX_EVENTS + 1)
+    with pytest.raises(ValueError, match=r"CoDel\.target_ms must be a finite number > 0, got 0"):
+        CoDel(target_ms=0)
+    with pytest.raises(ValueError, match=r"CoDel\.interval_ms.*>= 5.*got 1"):
+        CoDel(interval_ms=1.0)
+    with pytest.raises(ValueError, match=r"RetryPolicy\.jitter must be one of"):
+        RetryPolicy(jitter="sometimes")
+    with pytest.raises(ValueError, match=r"RetryPolicy\.max_attempts must be an integer >= 1, got 2\.5"):
+        RetryPolicy(max_attempts=2.5)
+    with pytest.raises(ValueError, match=r"Window\.end_ms.*>= 5.*got 1"):
+        Window(5.0, 1.0)
+    with pytest.raises(ValueError, match=r"window_ms must be a finite number >= 36 and <= 3.6e\+07, got 1"):
+        replace(SEED_INCIDENT, horizon_ms=3.6e7, window_ms=1.0)  # 3.6e7 windows: over MAX_WINDOWS
+    sc = replace(SEED_INCIDENT, batch_max_rows=20.0, queue_limit=6.0, max_events=1e5,
+                 retry=RetryPolicy(max_attempts=3.0))
+    assert type(sc.batch_max_rows) is int and type(sc.queue_limit) is int and type(sc.max_events) is int
+    assert sc.retry.max_attempts == 3 and type(sc.retry.max_attempts) is int
+    assert RetryPolicy(max_attempts=3) == sc.retry and math.isinf(RetryPolicy().max_attempts)
+    assert repr(SEED_INCIDENT).count("max_events=6000000") == 1  # the verdicts' fingerprints hold it
+
+
+def test_state_does_not_import_core():
+    """No import circle: the engines turn a State into a Run (core.finish_run); state knows nothing of core."""
+    import ast
+
+    import hotkeylab.metastable.state as state_mod
+
+    tree = ast.parse(Path(state_mod.__file__).read_text())
+    imported = {n.module for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)}
+    assert "core" not in imported and not hasattr(state_mod.State, "finish")
+
+
+def test_the_chunked_path_declines_a_huge_chunk_with_refusals_at_once():
+    """1e6 requests/s at the seed's queue bound: each refused row's retry would be inserted into
+    ~2e5 sends of one chunk (quadratic: a minute before the cap was seen); the path hands the run
+    to the event loop at the first refusal, which stops at the cap."""
+    import time
+
+    from hotkeylab.metastable.engine_chunked import MAX_REFUSAL_SENDS, run_chunked
+
+    sc = replace(SEED_INCIDENT, user_rate_per_s=1e6, max_events=100_000)
+    t0 = time.process_time()
+    assert run_chunked(sc, 0) is None
+    assert time.process_time() - t0 < 5.0 and MAX_REFUSAL_SENDS < 1e5
+    run = simulate(sc, seed=0).check()
+    assert run.truncated and run.status.events == 100_000
+
+
+def test_the_widget_at_its_largest_load_stops_at_its_cap_in_bounded_memory():
+    """``WhatIf().update(user_rate_per_s=1e5)`` (the widget's upper bound) used 1.8 GB and 150 s
+    at the scenario's 6e6-event cap; the widget runs with its own cap and says where it stopped."""
+    from hotkeylab.metastable.widgets import WHATIF_MAX_EVENTS
+
+    words = _run_child("""
+        import resource
+        from hotkeylab.metastable.widgets import WhatIf
+        wi = WhatIf()
+        res = wi.update(user_rate_per_s=1e5, show=False)
+        print(int(res.run.truncated), res.run.status.events, int("event cap" in res._repr_markdown_()),
+              int("event cap" in wi.verdict.get_text()), resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)
+    """, timeout_s=120.0)
+    truncated, events, said, drawn, rss_kb = map(int, words)
+    assert truncated == 1 and events == WHATIF_MAX_EVENTS and said == 1 and drawn == 1
+    assert rss_kb <= 500 * 1024

@@ -53,10 +53,15 @@ from .core import (
 )
 from .scenario import Scenario
 
-__all__ = ["MIN_STEP_MS", "eligible", "run_chunked"]
+__all__ = ["MIN_STEP_MS", "MAX_REFUSAL_SENDS", "eligible", "run_chunked"]
 
 #: Shortest chunk (``M − T``, ms) for which chunking pays; below it the event loop runs.
 MIN_STEP_MS = 10.0
+#: Most sends in a chunk with refusals: each refused row's retry is inserted into the chunk's
+#: sorted sends (``list.insert``, a move of every later send), so past this many (a load near
+#: 1e5/s) the refusals would cost more than the event loop's few µs per event, and grow
+#: quadratically (1e6/s at a queue bound: minutes). The loop gives the same run.
+MAX_REFUSAL_SENDS = 1 << 14
 
 _EMPTY = np.empty(0)
 
@@ -132,7 +137,7 @@ class _Retry:
             return self.one
         if self._u is None:
             self.uniforms(np.zeros((6, 1)))  # draws stream 0
-        ul = self._u.tolist()
+        ul = self._u.data  # a memoryview: Python floats on indexing, no list of them
         max_att, d0, md, pat, fin, seed = (self.max_att, self._d0, self.min_delay, self.patience,
                                            self.finite_patience, self.seed)
 
@@ -348,6 +353,8 @@ def run_chunked(sc: Scenario, seed: int) -> Run | None:
         # hot-key thread (FIFO: a batch starts when it is closed and the thread is free)
         sl = A[0].tolist()
         N = len(sl)
+        if n_sent + N - nh + n_to + n_timers + n_done > cap:
+            return None  # this chunk's sends alone reach the event cap (each is an event of the loop)
         ix = None  # column of ``Ap`` for each position of ``sl`` once refusals insert retries
         Ap = None  # A's rows as lists, with the retries refusals inserted into this chunk
         refused = []  # (p, e) position ranges of the batches refused in this chunk
@@ -403,6 +410,8 @@ def run_chunked(sc: Scenario, seed: int) -> Run | None:
                     return None  # a commit ends on the close's instant
                 if prev_done > close and len(waiting) >= lim:
                     if Ap is None:
+                        if N > MAX_REFUSAL_SENDS:
+                            return None  # inserting each retry into this many sends: the loop is faster
                         Ap = A.tolist()  # the chunk's columns as lists: refusals append retries
                     # refused at ``close``: its rows fail now, and the retries that fall before
                     # ``end`` join this chunk's sends in time order (after any send at their
@@ -591,7 +600,7 @@ def _counts(t: np.ndarray, w: float, n: int) -> np.ndarray:
 
 def _finish(sc, seed, offered, shed, sends, r_to, r_gave, r_served, b_close, b_start, done, b_size,
             events, r_rej, r_gave_rej, x_start, x_end, drop_t, drop_n, restart_lost) -> Run:
-    """The :class:`Run` that :meth:`.core.State.finish` builds, from the chunks' records."""
+    """The :class:`Run` that :func:`.core.finish_run` builds from a State, from the chunks' records."""
     from .analysis import recovery, summarise
 
     H, w = sc.horizon_ms, sc.window_ms

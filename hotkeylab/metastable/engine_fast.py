@@ -18,7 +18,7 @@ from collections import deque
 from heapq import heappop, heappush
 
 from ..sim import RunStatus
-from .core import State
+from .core import State, finish_run
 from .engine_chunked import run_chunked
 from .scenario import Scenario
 
@@ -158,4 +158,4 @@ def run_loop(sc: Scenario, seed: int):
     truncated = events >= cap and nxt <= H
     t_end = t if truncated else H
     S.n_arrived = ai
-    return S.finish("fast", RunStatus(t_end, events, truncated), batch)
+    return finish_run(S, "fast", RunStatus(t_end, events, truncated), batch)

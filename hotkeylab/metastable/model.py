@@ -17,6 +17,7 @@ import math
 import simpy
 
 from ..sim import RunStatus
+from .core import finish_run
 from .scenario import Scenario
 from .state import REJECTED, SERVED, State
 
@@ -201,4 +202,4 @@ def run_simpy(sc: Scenario, seed: int):
     if sc.restart_at_ms is not None:
         env.process(restarter(env, w, sc.restart_at_ms))
     status = run_capped(env, S)
-    return S.finish("simpy", status, sorted(w.unbatched))
+    return finish_run(S, "simpy", status, sorted(w.unbatched))

@@ -58,7 +58,9 @@ class AttemptUniforms:
 
     def __init__(self, seed: int, n: int):
         self.table = up_front(seed, n)
-        self._flat: list = [None, None]  # each stream as a flat list, made on its first use
+        # each stream flat, as a memoryview of the table: indexing gives a Python float as a list
+        # would, without a list's 32 bytes per number (6 numbers per request and stream)
+        self._flat: list = [None, None]
         self._h_seed = _splitmix(seed)
         self._h_req: dict = {}
 
@@ -79,7 +81,7 @@ class AttemptUniforms:
         if k < K_PRE:
             flat = self._flat[stream]
             if flat is None:
-                flat = self._flat[stream] = self.table[stream].ravel().tolist()
+                flat = self._flat[stream] = self.table[stream].reshape(-1).data
             return flat[i * K_PRE + k]
         return self._hashed(i, k, stream)
 
@@ -88,7 +90,7 @@ class AttemptUniforms:
         if k < K_PRE:
             flat = self._flat[0]
             if flat is None:
-                flat = self._flat[0] = self.table[0].ravel().tolist()
+                flat = self._flat[0] = self.table[0].reshape(-1).data
             return flat[i * K_PRE + k]
         return self._hashed(i, k, 0)
 

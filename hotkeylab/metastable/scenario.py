@@ -12,7 +12,8 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field, replace
 
-from ..validate import check_choice, check_int, check_number
+from ..sim import MAX_WINDOWS
+from ..validate import check_fields, check_int, check_number, param
 
 __all__ = [
     "Window",
@@ -29,69 +30,82 @@ __all__ = [
     "DEGRADED",
     "JITTERS",
     "BATCHERS",
+    "DISCIPLINES",
+    "MAX_EVENTS",
 ]
 
 JITTERS = ("none", "full", "equal", "decorrelated")
 BATCHERS = ("timer", "leader")
+DISCIPLINES = ("fifo", "adaptive_lifo")
 #: The largest :attr:`Window.factor` (load, batch-time or retry-delay multiplier).
 WINDOW_FACTOR_MAX = 1e3
 #: The shortest retry delay :attr:`RetryPolicy.min_delay_ms` may set (1 µs).
 MIN_DELAY_MS = 1e-3
+#: The largest :attr:`Scenario.max_events`, the presets' own cap (6e6 events). Measured (issue
+#: #20, 2 loaded cores): the fast engine's event loop spends 3–14 µs and ~0.45 kB per event at the
+#: largest loads, the SimPy engine ~7 steps of 6–50 µs per attempt, so a run that reaches this cap
+#: can take minutes and GBs. An upper end that bounds a run to ~20 s and 500 MB is near 1e6 events
+#: (fast engine; fewer for SimPy), below the 2.3e6 events the verdict experiments need
+#: (``short_patience_1000``) and below the default every verdict fingerprint holds: still open.
+MAX_EVENTS = 6_000_000
 
 
 @dataclass(frozen=True)
-class Window:
+class _Part:
+    """A part of a scenario (a window, a retry policy, a protection): on creation its declared
+    ranges are checked (:func:`~hotkeylab.validate.check_fields`), the message naming the class
+    (``Window.factor must be … got 1001``), since the same field names recur in several parts."""
+
+    def __post_init__(self):
+        try:
+            check_fields(self)
+        except ValueError as err:
+            raise ValueError(f"{type(self).__name__}.{err}") from None
+
+
+@dataclass(frozen=True)
+class Window(_Part):
     """A time window ``[start_ms, end_ms)`` with a ``factor`` whose meaning the field using it
     says (load multiplier, batch-time multiplier, share of traffic kept). ``end_ms`` may be inf."""
 
-    start_ms: float
-    end_ms: float
-    factor: float = 1.0
+    start_ms: float = param(low=0.0)
+    end_ms: float = param(low=0.0, allow_inf=True)
+    # at most ×1000, as stretch_retries: a peak or a slow database past that leaves every
+    # declared range behind (600 requests/s × 1000 is already 6e5/s, a 16 ms commit 16 s),
+    # and the arrival draw and the event cap are sized for rates up to user_rate_per_s's 1e6/s
+    factor: float = param(1.0, low=0.0, high=WINDOW_FACTOR_MAX)
 
     def __post_init__(self):
-        check_number("Window.start_ms", self.start_ms, low=0.0)
+        super().__post_init__()
         check_number("Window.end_ms", self.end_ms, low=self.start_ms, allow_inf=True)
-        # at most ×1000, as stretch_retries: a peak or a slow database past that leaves every
-        # declared range behind (600 requests/s × 1000 is already 6e5/s, a 16 ms commit 16 s),
-        # and the arrival draw and the event cap are sized for rates up to user_rate_per_s's 1e6/s
-        check_number("Window.factor", self.factor, low=0.0, high=WINDOW_FACTOR_MAX)
 
     def contains(self, t_ms: float) -> bool:
         return self.start_ms <= t_ms < self.end_ms
 
 
 @dataclass(frozen=True)
-class GrpcThrottle:
+class GrpcThrottle(_Part):
     """gRPC retry throttling (gRFC A6): a token count starts at ``max_tokens``; every failed
     attempt takes 1 token, every success gives back ``token_ratio``; retries are allowed only
     while the count is above ``max_tokens / 2``. One bucket stands for the whole client fleet."""
 
-    max_tokens: float = 10.0
-    token_ratio: float = 0.1
-
-    def __post_init__(self):
-        check_number("GrpcThrottle.max_tokens", self.max_tokens, low=0.0, low_open=True)
-        check_number("GrpcThrottle.token_ratio", self.token_ratio, low=0.0, low_open=True)
+    max_tokens: float = param(10.0, low=0.0, low_open=True)
+    token_ratio: float = param(0.1, low=0.0, low_open=True)
 
 
 @dataclass(frozen=True)
-class PercentBudget:
+class PercentBudget(_Part):
     """A percentage retry budget (Finagle's ``RetryBudget``, like Envoy's ``retry_budget``):
     over the last ``ttl_ms``, retries may be at most ``min_per_s × ttl`` plus ``percent`` of the
     first attempts sent. Retries over budget are not sent."""
 
-    percent: float = 0.2
-    min_per_s: float = 10.0
-    ttl_ms: float = 10_000.0
-
-    def __post_init__(self):
-        check_number("PercentBudget.percent", self.percent, low=0.0)
-        check_number("PercentBudget.min_per_s", self.min_per_s, low=0.0)
-        check_number("PercentBudget.ttl_ms", self.ttl_ms, low=1.0)
+    percent: float = param(0.2, low=0.0)
+    min_per_s: float = param(10.0, low=0.0)
+    ttl_ms: float = param(10_000.0, low=1.0)
 
 
 @dataclass(frozen=True)
-class RetryPolicy:
+class RetryPolicy(_Part):
     """How the upstream client retries a failed attempt (timed out or rejected).
 
     - ``max_attempts``: attempts per user request including the first (``math.inf``: no limit,
@@ -106,27 +120,24 @@ class RetryPolicy:
     - ``budget``: ``None``, a :class:`GrpcThrottle` or a :class:`PercentBudget`.
     """
 
-    max_attempts: float = math.inf
-    base_ms: float = 50.0
-    multiplier: float = 1.0
-    cap_ms: float = 50.0
-    jitter: str = "full"
-    min_delay_ms: float = 1.0
-    patience_ms: float = math.inf
+    # an integer >= 1, or inf (checked as a number here, as an integer below)
+    max_attempts: float = param(math.inf, low=1.0, allow_inf=True)
+    base_ms: float = param(50.0, low=0.0)
+    multiplier: float = param(1.0, low=1.0)
+    cap_ms: float = param(50.0, low=0.0)
+    jitter: str = param("full", kind="choice", choices=JITTERS)
+    # at least 1 µs: a delay below the float spacing of the clock (1e-300 ms) would retry at
+    # the same instant forever, each rejection burning an event at one time (issue #20); 1 µs
+    # is far above that spacing at the longest horizon (3.6e7 ms: spacing 7.5e-9 ms)
+    min_delay_ms: float = param(1.0, low=MIN_DELAY_MS)
+    patience_ms: float = param(math.inf, low=0.0, allow_inf=True)
     budget: GrpcThrottle | PercentBudget | None = None
 
     def __post_init__(self):
-        if not (isinstance(self.max_attempts, float) and math.isinf(self.max_attempts) and self.max_attempts > 0):
-            object.__setattr__(self, "max_attempts", check_int("RetryPolicy.max_attempts", self.max_attempts, low=1))
-        check_number("RetryPolicy.base_ms", self.base_ms, low=0.0)
-        check_number("RetryPolicy.multiplier", self.multiplier, low=1.0)
-        check_number("RetryPolicy.cap_ms", self.cap_ms, low=0.0)
-        check_choice("RetryPolicy.jitter", self.jitter, JITTERS)
-        # at least 1 µs: a delay below the float spacing of the clock (1e-300 ms) would retry at
-        # the same instant forever, each rejection burning an event at one time (issue #20); 1 µs
-        # is far above that spacing at the longest horizon (3.6e7 ms: spacing 7.5e-9 ms)
-        check_number("RetryPolicy.min_delay_ms", self.min_delay_ms, low=MIN_DELAY_MS)
-        check_number("RetryPolicy.patience_ms", self.patience_ms, low=0.0, allow_inf=True)
+        attempts = self.max_attempts  # before check_fields makes a given int a float
+        super().__post_init__()
+        if not math.isinf(self.max_attempts):
+            object.__setattr__(self, "max_attempts", check_int("RetryPolicy.max_attempts", attempts, low=1))
         if self.budget is not None and not isinstance(self.budget, GrpcThrottle | PercentBudget):
             raise ValueError(
                 f"RetryPolicy.budget must be None, GrpcThrottle or PercentBudget, got {self.budget!r}"
@@ -139,33 +150,29 @@ class RetryPolicy:
 
 
 @dataclass(frozen=True)
-class CoDel:
+class CoDel(_Part):
     """Controlled delay at the server queue, in the form Facebook describes ("Fail at Scale",
     ACM Queue 2015) and Envoy/Folly use: if the queue has not been empty during the last
     ``interval_ms``, a batch that waited more than ``target_ms`` is dropped (its requests get a
     fast rejection); while the queue empties regularly, batches may wait up to ``interval_ms``."""
 
-    target_ms: float = 5.0
-    interval_ms: float = 100.0
+    target_ms: float = param(5.0, low=0.0, low_open=True)
+    interval_ms: float = param(100.0, low=0.0, low_open=True)
 
     def __post_init__(self):
-        check_number("CoDel.target_ms", self.target_ms, low=0.0, low_open=True)
+        super().__post_init__()
         check_number("CoDel.interval_ms", self.interval_ms, low=self.target_ms)
 
 
 @dataclass(frozen=True)
-class AdaptiveThrottle:
+class AdaptiveThrottle(_Part):
     """Client-side adaptive throttling (Google SRE book, ch. 21): over the last ``window_ms`` the
     client counts ``requests`` (attempts it wanted to send) and ``accepts`` (attempts answered in
     time) and rejects a new attempt locally with probability
     ``max(0, (requests − k × accepts) / (requests + 1))``."""
 
-    k: float = 2.0
-    window_ms: float = 120_000.0
-
-    def __post_init__(self):
-        check_number("AdaptiveThrottle.k", self.k, low=1.0)
-        check_number("AdaptiveThrottle.window_ms", self.window_ms, low=1.0)
+    k: float = param(2.0, low=1.0)
+    window_ms: float = param(120_000.0, low=1.0)
 
 
 @dataclass(frozen=True)
@@ -205,56 +212,37 @@ class Scenario:
     batch first while the queue is overloaded), ``codel``; client side: ``client_throttle``.
     """
 
-    user_rate_per_s: float = 600.0
-    batch_max_rows: int = 20
-    batch_max_wait_ms: float = 20.0
-    batch_ms: float = 16.0
-    cross_batch_ms: float = 27.0
-    timeout_ms: float = 200.0
+    user_rate_per_s: float = param(600.0, low=0.0, high=1e6)
+    batch_max_rows: int = param(20, kind="int", low=1, high=10_000)
+    batch_max_wait_ms: float = param(20.0, low=0.0, high=1e6)
+    batch_ms: float = param(16.0, low=0.0, low_open=True, high=1e6)
+    cross_batch_ms: float = param(27.0, low=0.0, low_open=True, high=1e6)
+    timeout_ms: float = param(200.0, low=0.0, low_open=True, allow_inf=True)
     retry: RetryPolicy = field(default_factory=RetryPolicy)
-    queue_limit: int | None = None
-    deadline_drop: bool = False
-    discipline: str = "fifo"
+    queue_limit: int | None = param(None, kind="int", low=0, optional=True)
+    deadline_drop: bool = param(False, kind="bool")
+    discipline: str = param("fifo", kind="choice", choices=DISCIPLINES)
     codel: CoDel | None = None
     client_throttle: AdaptiveThrottle | None = None
     peak: Window | None = None
     second_owner: Window | None = None
     slow_db: Window | None = None
     degrade: Window | None = None
-    restart_at_ms: float | None = None
+    restart_at_ms: float | None = param(None, low=0.0, optional=True)
     suppress_retries: Window | None = None
     stretch_retries: Window | None = None
-    batcher: str = "timer"
-    owner_queues: bool = False
-    horizon_ms: float = 600_000.0
-    window_ms: float = 1_000.0
-    warmup_ms: float = 5_000.0
-    max_events: int = 6_000_000
+    batcher: str = param("timer", kind="choice", choices=BATCHERS)
+    owner_queues: bool = param(False, kind="bool")
+    horizon_ms: float = param(600_000.0, low=1.0, high=3.6e7)
+    window_ms: float = param(1_000.0, low=1.0, high=3.6e7)
+    warmup_ms: float = param(5_000.0, low=0.0, high=3.6e7)
+    max_events: int = param(6_000_000, kind="int", low=1, high=MAX_EVENTS)
 
     def __post_init__(self):
-        check_number("user_rate_per_s", self.user_rate_per_s, low=0.0, high=1e6)
-        object.__setattr__(self, "batch_max_rows", check_int("batch_max_rows", self.batch_max_rows, low=1, high=10_000))
-        check_number("batch_max_wait_ms", self.batch_max_wait_ms, low=0.0, high=1e6)
-        check_number("batch_ms", self.batch_ms, low=0.0, low_open=True, high=1e6)
-        check_number("cross_batch_ms", self.cross_batch_ms, low=0.0, low_open=True, high=1e6)
-        check_number("timeout_ms", self.timeout_ms, low=0.0, low_open=True, allow_inf=True)
+        check_fields(self)
         if not isinstance(self.retry, RetryPolicy):
             raise ValueError(f"retry must be a RetryPolicy, got {self.retry!r}")
-        if self.queue_limit is not None:
-            object.__setattr__(self, "queue_limit", check_int("queue_limit", self.queue_limit, low=0))
-        if not isinstance(self.deadline_drop, bool):
-            raise ValueError(f"deadline_drop must be True or False, got {self.deadline_drop!r}")
-        check_choice("discipline", self.discipline, ("fifo", "adaptive_lifo"))
-        for name, kind in (
-            ("codel", CoDel),
-            ("client_throttle", AdaptiveThrottle),
-            ("peak", Window),
-            ("second_owner", Window),
-            ("slow_db", Window),
-            ("degrade", Window),
-            ("suppress_retries", Window),
-            ("stretch_retries", Window),
-        ):
+        for name, kind in _PARTS.items():
             v = getattr(self, name)
             if v is not None and not isinstance(v, kind):
                 raise ValueError(f"{name} must be None or a {kind.__name__}, got {v!r}")
@@ -262,11 +250,6 @@ class Scenario:
             raise ValueError(f"degrade.factor is the share of user traffic kept, in [0, 1], got {self.degrade.factor}")
         if self.slow_db is not None and self.slow_db.factor <= 0:
             raise ValueError(f"slow_db.factor multiplies the batch time and must be > 0, got {self.slow_db.factor}")
-        if self.restart_at_ms is not None:
-            check_number("restart_at_ms", self.restart_at_ms, low=0.0)
-        check_choice("batcher", self.batcher, BATCHERS)
-        if not isinstance(self.owner_queues, bool):
-            raise ValueError(f"owner_queues must be True or False, got {self.owner_queues!r}")
         if self.owner_queues and (self.discipline != "fifo" or self.codel is not None or self.deadline_drop
                                   or self.batcher != "timer"):
             raise ValueError("owner_queues models two FIFO servers with the seed's timer batcher: use it with "
@@ -276,10 +259,10 @@ class Scenario:
         if self.stretch_retries is not None and not 1e-3 <= self.stretch_retries.factor <= 1e3:
             raise ValueError(f"stretch_retries.factor multiplies the retry delay, in [0.001, 1000], "
                              f"got {self.stretch_retries.factor}")
-        check_number("horizon_ms", self.horizon_ms, low=1.0, high=3.6e7)
-        check_number("window_ms", self.window_ms, low=1.0, high=self.horizon_ms)
+        # the windows: at most the horizon, and at most MAX_WINDOWS of them (the Recorder's bound,
+        # which the chunked engine, binning without a Recorder, must keep too)
+        check_number("window_ms", self.window_ms, low=max(1.0, self.horizon_ms / MAX_WINDOWS), high=self.horizon_ms)
         check_number("warmup_ms", self.warmup_ms, low=0.0, high=self.horizon_ms)
-        object.__setattr__(self, "max_events", check_int("max_events", self.max_events, low=1))
 
     # ------------------------------------------------------------------ derived quantities
     @property
@@ -308,6 +291,11 @@ class Scenario:
     def with_(self, **changes) -> Scenario:
         """``dataclasses.replace`` as a method, for chaining in notebooks."""
         return replace(self, **changes)
+
+
+#: The parts a scenario may hold, by field: each None or an instance of its class.
+_PARTS = {"codel": CoDel, "client_throttle": AdaptiveThrottle, "peak": Window, "second_owner": Window,
+          "slow_db": Window, "degrade": Window, "suppress_retries": Window, "stretch_retries": Window}
 
 
 #: The seed's upstream: "导致上游无限的进行重试" (the upstream retried without limit). The retry

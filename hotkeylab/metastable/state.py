@@ -14,7 +14,7 @@ import math
 from collections import deque
 from dataclasses import dataclass
 
-from ..sim import Recorder, RunStatus
+from ..sim import Recorder
 from .arrivals import arrival_times, as_reached
 from .rng import AttemptUniforms
 from .scenario import GrpcThrottle, PercentBudget, Scenario
@@ -392,9 +392,3 @@ class State:
         self.rows["dropped"] += lost
         self.rows["restart_lost"] += lost
         self.rec.count("dropped", t, lost)
-
-    def finish(self, engine: str, status: RunStatus, batcher_atts: list):
-        """The :class:`~.core.Run` of this state once the engine has stopped."""
-        from .core import finish_run
-
-        return finish_run(self, engine, status, batcher_atts)

@@ -32,8 +32,8 @@ from .scenario import (
     Window,
 )
 
-__all__ = ["RETRY_CHOICES", "WHATIF_RETRY", "WHATIF_START_MS", "WHATIF_HORIZON_MS", "WhatIfResult", "WhatIf",
-           "whatif_controls"]
+__all__ = ["RETRY_CHOICES", "WHATIF_RETRY", "WHATIF_START_MS", "WHATIF_HORIZON_MS", "WHATIF_MAX_EVENTS",
+           "WhatIfResult", "WhatIf", "whatif_controls"]
 
 #: Retry policies offered by the widget, by label.
 RETRY_CHOICES: dict[str, RetryPolicy] = {
@@ -46,6 +46,11 @@ RETRY_CHOICES: dict[str, RetryPolicy] = {
 WHATIF_RETRY = "seed: retry after 0–50 ms, no cap"
 WHATIF_START_MS = 10_000.0
 WHATIF_HORIZON_MS = 120_000.0
+#: The widget's event cap. The default settings use 0.33 M events, 1400/s 0.69 M; the busiest
+#: slider settings (1400/s with M = 50 ms, or patience 2 s) would run to the scenario's 6e6
+#: (two minutes, 1.8 GB at the largest load the widget takes, 1e5/s). At this cap a run ends in
+#: ~13 s and 300 MB (1e5/s, measured on 2 loaded cores), and the figure says where it stopped.
+WHATIF_MAX_EVENTS = 750_000
 
 
 @dataclass
@@ -66,13 +71,20 @@ class WhatIfResult:
         c = self.closed
         verdict = "**recovered**" if self.recovered else "**stuck**"
         return (
-            f"{verdict}: {100 * self.served_share:.1f}% of user requests answered in time, "
+            f"{verdict}{_cut_short(self.run)}: {100 * self.served_share:.1f}% of user requests answered in time, "
             f"{100 * self.wasted_share:.1f}% of commits wasted, longest queue {self.max_queue:.0f} batches. "
             f"Closed forms: capacity {c['capacity_one_owner']:.1f} batches/s (one owner), "
             f"{c['capacity_two_owners']:.1f} (two owners); user batches {c['demand_normal']:.1f}/s; "
             f"timeouts start near {c['effective_queue_one_owner']:.1f} batches (M/N = {c['critical_queue']:.1f}); "
             f"bistable band {self.band[0]:.0f}–{self.band[1]:.0f} requests/s."
         )
+
+
+def _cut_short(run) -> str:
+    """`` (stopped at the event cap at 12.3 s)`` for a truncated run, else nothing."""
+    if not run.truncated:
+        return ""
+    return f" (stopped at the event cap, {run.scenario.max_events:,} events, at {run.status.t_end_ms / 1e3:.1f} s)"
 
 
 class WhatIf:
@@ -146,6 +158,7 @@ class WhatIf:
             queue_limit=queue_limit,
             retry=replace(RETRY_CHOICES[retry], patience_ms=patience_ms),
             horizon_ms=WHATIF_HORIZON_MS,
+            max_events=WHATIF_MAX_EVENTS,
         )
 
     def update(self, user_rate_per_s: float = 720.0, cross_batch_ms: float = 27.0, trigger_s: float = 30.0,
@@ -175,13 +188,10 @@ class WhatIf:
     def redraw(self, res: WhatIfResult) -> None:
         """Put ``res``'s run into the figure's lines and draw it."""
         w = res.run.windows
-        t = w["t"]
-        ymax = 1.0
         for s, line in self.lines.items():
-            line.set_data(t, w[s])
-            ymax = max(ymax, float(np.max(w[s])))
-        self.ax.set_ylim(0, 1.1 * ymax)
-        self.qline.set_data(t, w["queue"])
+            line.set_data(w["t"], w[s])
+        self.ax.set_ylim(0, 1.1 * max(1.0, *(float(np.max(w[s])) for s in self.lines)))
+        self.qline.set_data(w["t"], w["queue"])
         thr = res.closed["effective_queue_one_owner"]
         self.thr.set_ydata([thr, thr])
         self.thr_text.set_y(thr)
@@ -197,8 +207,8 @@ class WhatIf:
         a, b = (so.start_ms / 1e3, so.end_ms / 1e3) if so is not None else (0.0, 0.0)
         self.span.set_x(a)
         self.span.set_width(b - a)
-        self.verdict.set_text(
-            f"{'recovered' if res.recovered else 'stuck'}: {100 * res.served_share:.0f}% served in time")
+        self.verdict.set_text(f"{'recovered' if res.recovered else 'stuck'}{_cut_short(res.run)}: "
+                              f"{100 * res.served_share:.0f}% served in time")
         self.verdict.set_color(COLORS["recovered" if res.recovered else "stuck"])
         self.fig.canvas.draw()
 
