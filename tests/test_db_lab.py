@@ -45,8 +45,8 @@ def test_bad_experiment_raises_naming_the_parameter(field, value):
 
 
 def test_missing_mariadb_says_how_to_install(monkeypatch):
-    monkeypatch.setattr(db_lab.shutil, "which", lambda name: None)
-    monkeypatch.setattr(db_lab, "_SBIN", ())
+    monkeypatch.setattr(db_lab.instance.shutil, "which", lambda name: None)
+    monkeypatch.setattr(db_lab.instance, "_SBIN", ())
     with pytest.raises(db_lab.MariaDBNotFound, match="apt-get install mariadb-server"):
         db_lab.find_mariadb()
     with pytest.raises(db_lab.MariaDBNotFound):

@@ -1,7 +1,7 @@
 """A fresh machine (no MariaDB server, no chromium) passes `make test`: the live-database and browser
 tests skip with their reason; none errors (issue 15: one errored at fixture setup).
 
-The check runs the whole db-lab test module and the browser tests in a child pytest with the server hidden from hotkeylab.db_lab
+The check runs the whole db-lab test module and the browser tests in a child pytest with the server hidden from hotkeylab.db_lab.instance
 (a plugin makes its lookup find nothing) and chromium pointed at a path that does not exist, and
 reads the child's JUnit report."""
 
@@ -16,9 +16,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 
 HIDE_SERVER = '''
-import hotkeylab.db_lab as db_lab
-db_lab._SBIN = ()
-db_lab._which = lambda name: None
+import hotkeylab.db_lab.instance as instance
+instance._SBIN = ()
+instance._which = lambda name: None
 '''
 
 

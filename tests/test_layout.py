@@ -18,14 +18,12 @@ ROOT = Path(__file__).resolve().parents[1]
 PKG = ROOT / "hotkeylab"
 PACKAGES = [
     "lock_timer", "rtt", "capstone", "lost_timeouts", "pending_records",
-    "routing", "fault_tolerance", "gateway_cascade", "hot_row", "metastable",
+    "routing", "fault_tolerance", "gateway_cascade", "hot_row", "metastable", "db_lab",
 ]
 PARTS = ("scenario.py", "model.py", "closed_form.py", "figures.py", "lesson.py", "__init__.py")
 MAX_LINES = 400
 FAST_ENGINES = {"metastable/engine_chunked.py", "metastable/engine_fast.py"}
-LEGACY = {
-    "db_lab.py",
-}
+LEGACY: set[str] = set()
 
 
 @pytest.mark.parametrize("name", PACKAGES)

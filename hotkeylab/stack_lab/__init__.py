@@ -10,27 +10,8 @@ measured run, the committed CSVs) and :mod:`.figures`.
 ``hotkeylab/data/stack_lab_*.csv``; notebook 04b reads those files and runs without a database.
 """
 
+from . import scenario
 from .ledger import Ledger, windows_from_logs
-from .scenario import (
-    SAFETY,
-    SCALE,
-    TURN_LABELS,
-    TURNS,
-    StackConfig,
-    check_supported,
-    scaled,
-    turn_scenario,
-)
+from .scenario import *  # noqa: F403  (the names in scenario.__all__)
 
-__all__ = [
-    "SCALE",
-    "SAFETY",
-    "TURNS",
-    "TURN_LABELS",
-    "StackConfig",
-    "turn_scenario",
-    "scaled",
-    "check_supported",
-    "Ledger",
-    "windows_from_logs",
-]
+__all__ = [*scenario.__all__, "Ledger", "windows_from_logs"]

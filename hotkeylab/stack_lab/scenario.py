@@ -23,7 +23,7 @@ from dataclasses import dataclass, replace
 
 from .. import capacity, rtt
 from ..metastable import SEED_INCIDENT, Scenario, Window
-from ..validate import check_choice, check_int, check_number
+from ..validate import check_choice, check_fields, check_int, check_number, param
 
 __all__ = [
     "SCALE",
@@ -159,20 +159,15 @@ class StackConfig:
     - ``retry_seed``: seeds the load generator's Poisson users and retry jitter.
     """
 
-    scale: float = SCALE
-    rtt_b_ms: float = rtt.RTT_B_MS
-    rtt_c_ms: float = rtt.RTT_C_MS
-    c_share: float = 0.5
-    sample_ms: float = 100.0
-    retry_seed: int = 0
+    scale: float = param(SCALE, low=0.5, high=20.0)
+    rtt_b_ms: float = param(rtt.RTT_B_MS, low=0.0, high=50.0)
+    rtt_c_ms: float = param(rtt.RTT_C_MS, low=0.0, high=50.0)
+    c_share: float = param(0.5, low=0.0, high=1.0)
+    sample_ms: float = param(100.0, low=10.0, high=5_000.0)
+    retry_seed: int = param(0, kind="int", low=0, high=2**31 - 1)
 
     def __post_init__(self):
-        check_number("scale", self.scale, low=0.5, high=20.0)
-        check_number("rtt_b_ms", self.rtt_b_ms, low=0.0, high=50.0)
-        check_number("rtt_c_ms", self.rtt_c_ms, low=0.0, high=50.0)
-        check_number("c_share", self.c_share, low=0.0, high=1.0)
-        check_number("sample_ms", self.sample_ms, low=10.0, high=5_000.0)
-        check_int("retry_seed", self.retry_seed, low=0, high=2**31 - 1)
+        check_fields(self)
 
     def rtt_ms(self, server: str) -> float:
         check_choice("server", server, ("B", "C"))
