@@ -4,6 +4,11 @@ Each notebook's exercises live in their own module under :mod:`hotkeylab.exercis
 per notebook, e.g. ``nb01_hot_row.py``) and register themselves with :func:`exercise`. The expected
 answers are computed by the package, never typed in.
 
+Most exercises ask for one number: :func:`numeric` registers the function that computes it, and
+states only what differs from one exercise to the next (tolerance, unit, hint, and the known wrong
+answers that deserve their own feedback, as :class:`Mistake`). Exercises with other answers (whole
+numbers, choices) register a checker with :func:`exercise`.
+
 >>> from hotkeylab.exercises import check
 >>> check("02.tps_at_3ms", 100)          # doctest: +SKIP
 """
@@ -13,10 +18,10 @@ from __future__ import annotations
 import importlib
 import math
 import pkgutil
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
-__all__ = ["Feedback", "exercise", "check", "ids", "close_to"]
+__all__ = ["Feedback", "Mistake", "exercise", "numeric", "check", "ids", "close_to", "as_number", "as_whole"]
 
 _REGISTRY: dict[str, Callable] = {}
 _LOADED = False
@@ -110,3 +115,63 @@ def close_to(answer, expected: float, *, rel: float = 0.02, unit: str = "", hint
         return True, f"{a:g}{u} matches {expected:.4g}{u}."
     direction = "too high" if a > expected else "too low"
     return False, f"{a:g}{u} is {direction}. {hint}".strip()
+
+
+def as_whole(answer, unit: str, advice: str | None = None) -> tuple[int | None, str]:
+    """``(n, "")`` when the answer is a whole number (``"3"``, ``3.0``), else ``(None, why)``: "expected a
+    whole number of <unit>" when it is no number; for a fraction, "<unit> come whole: …; <advice>"
+    when ``advice`` is given, else the same words as for no number. Never truncates 2.7 to 2."""
+    a = as_number(answer)
+    if a is None or (not a.is_integer() and advice is None):
+        return None, f"expected a whole number of {unit}, got {answer!r}"
+    if not a.is_integer():
+        return None, f"{unit} come whole: got {answer!r}; {advice}"
+    return int(a), ""
+
+
+@dataclass(frozen=True)
+class Mistake:
+    """A known wrong answer: an answer within ``rel`` (or ``abs``) of ``value`` gets ``message`` (a
+    string, or a function of the answer as a float) instead of the generic "too high / too low"."""
+
+    value: float
+    message: str | Callable[[float], str]
+    rel: float = 0.01
+    abs: float = 0.0
+
+    def matches(self, a: float) -> bool:
+        return math.isclose(a, self.value, rel_tol=self.rel, abs_tol=self.abs)
+
+    def feedback(self, a: float) -> str:
+        return self.message(a) if callable(self.message) else self.message
+
+
+def numeric(
+    exercise_id: str,
+    *,
+    rel: float,
+    unit: str = "",
+    hint: str = "",
+    mistakes: Callable[[], Iterable[Mistake]] | None = None,
+):
+    """Decorator: register the function that computes a numeric exercise's expected answer.
+
+    An answer is checked with :func:`close_to` against ``expected()`` (computed when checked);
+    first, one that matches a known mistake (``mistakes()``, also computed when checked) gets that
+    mistake's message, unless the mistake coincides with the expected answer. The function is
+    returned unchanged, so the exercise set still offers the expected value (to tests, say)."""
+
+    def register(expected: Callable[[], float]):
+        def check_answer(answer):
+            value = expected()
+            a = as_number(answer)
+            if mistakes is not None and a is not None:
+                for m in mistakes():
+                    if m.matches(a) and not m.matches(value):
+                        return False, m.feedback(a)
+            return close_to(answer, value, rel=rel, unit=unit, hint=hint)
+
+        exercise(exercise_id)(check_answer)
+        return expected
+
+    return register

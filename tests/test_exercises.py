@@ -100,3 +100,32 @@ def test_the_workshop_guide_names_only_exercises_that_exist():
     named = set(re.findall(r"`(\d\d[ab]?\.[a-z0-9_]+)`", text))
     assert named, "the workshop guide names no exercise"
     assert sorted(named - set(ids())) == []
+
+
+def test_numeric_states_only_what_differs():
+    """numeric() registers close_to against the computed value, known mistakes first (unless one
+    coincides with the expected answer), and hands the expected-value function back unchanged."""
+    def expected():
+        return 40.0
+
+    registered = exercises.numeric(
+        "99.numeric_probe", rel=0.02, unit="ms", hint="add T.",
+        mistakes=lambda: [exercises.Mistake(30.0, "that is the queue alone."),
+                          exercises.Mistake(40.2, "never said: it coincides with the answer.", rel=0.01),
+                          exercises.Mistake(50.0, lambda a: f"{a:g} counts N twice.", rel=0.05)])
+    try:
+        assert registered(expected) is expected
+        assert exercises.check("99.numeric_probe", "40.3").ok
+        assert exercises.check("99.numeric_probe", 30).message == "that is the queue alone."
+        assert exercises.check("99.numeric_probe", 51).message == "51 counts N twice."
+        assert exercises.check("99.numeric_probe", 45).message == "45 ms is too high. add T."
+        assert exercises.check("99.numeric_probe", "x").message == "expected a number in ms, got 'x'"
+    finally:
+        exercises._REGISTRY.pop("99.numeric_probe", None)
+
+
+def test_as_whole_refuses_fractions_with_the_exercise_words():
+    assert exercises.as_whole("3", "round trips") == (3, "")
+    assert exercises.as_whole(2.7, "servers") == (None, "expected a whole number of servers, got 2.7")
+    assert exercises.as_whole(2.7, "round trips", "round up.") == (None, "round trips come whole: got 2.7; round up.")
+    assert exercises.as_whole(None, "round trips", "round up.")[1] == "expected a whole number of round trips, got None"

@@ -8,7 +8,7 @@ import math
 from dataclasses import replace
 
 from .. import capacity, rtt
-from ..exercises import as_number, close_to, exercise
+from ..exercises import Mistake, as_whole, exercise, numeric
 
 #: RTT for the "what if the owner were further away" exercises (ms).
 FAR_RTT_MS = 3.0
@@ -30,11 +30,23 @@ def _seed_style_pair(txn: rtt.Transaction, rtt_far_ms: float = rtt.RTT_C_MS) -> 
     return capacity.alternating_owners_tps([txn.cycle_ms(rtt.RTT_B_MS), txn.cycle_ms(rtt_far_ms)])
 
 
+@numeric("02.tps_at_3ms", rel=0.01, unit="TPS", hint=f"Use the sketch's cycle: {_SKETCH_TXT}, then 1000 / cycle.",
+         mistakes=lambda: [Mistake(_SK.lock_ceiling(FAR_RTT_MS), "that is 1000 / lock hold; one serial owner also "
+                                   "waits for its 2 round trips outside the lock.")])  # fmt: skip
 def tps_at_3ms() -> float:
     """One owner with the seed's sketch (4 round trips + 3 × 0.3 ms) at RTT 3 ms: 1000 / cycle."""
     return _SK.tps(FAR_RTT_MS)
 
 
+@numeric("02.commits_at_3ms", rel=0.01, unit="merged commits/s",
+         hint=(f"Hold = ({_FT.round_trips:g} − {_FT.outside_round_trips:g}) × rtt + {_FT.fixed_ms:.1f} ms "
+               "for each owner; check that neither owner's own cycle is longer than the two holds."),
+         mistakes=lambda: [
+             Mistake(_seed_style_pair(_FT, FAR_RTT_MS), "that counts both whole cycles as lock time (the seed's "
+                     f"simplification); each owner spends {_FT.outside_round_trips:g} round trips outside the lock "
+                     "while the other holds it."),
+             Mistake(_FT.tps(FAR_RTT_MS), "that is the far owner alone; the question asks for both owners taking turns."),
+         ])  # fmt: skip
 def commits_at_3ms() -> float:
     """Owners in B and 3 ms away taking turns, fitted cycle (9 of its 11 round trips under the lock)."""
     return _pair(_FT, FAR_RTT_MS)
@@ -45,46 +57,25 @@ def round_trips_to_remove() -> int:
     return math.ceil((_FT.cycle_ms(rtt.RTT_C_MS) - rtt.BATCH_B_MS) / rtt.RTT_C_MS - 1e-9)
 
 
+@numeric("02.no_round_trips", rel=0.01, unit="merged commits/s",
+         hint=f"No round trip is under the lock: each hold is the {_FT.fixed_ms:.1f} ms of RTT-independent time.",
+         mistakes=lambda: [
+             Mistake(_seed_style_pair(STORED_PROCEDURE), "that takes each whole call as lock time; the call's own "
+                     "round trip is outside the lock."),
+             Mistake(STORED_PROCEDURE.tps(rtt.RTT_C_MS), "that is C alone; the question asks for B and C taking turns."),
+         ])  # fmt: skip
 def no_round_trips() -> float:
     """Owners in B and C taking turns when each merged commit is one stored-procedure call."""
     return _pair(STORED_PROCEDURE)
-
-
-def _is(answer, value) -> bool:
-    a = as_number(answer)
-    return a is not None and math.isclose(a, value, rel_tol=0.01)
-
-
-@exercise("02.tps_at_3ms")
-def _tps_at_3ms(answer):
-    if _is(answer, _SK.lock_ceiling(FAR_RTT_MS)):
-        return False, "that is 1000 / lock hold; one serial owner also waits for its 2 round trips outside the lock."
-    return close_to(answer, tps_at_3ms(), rel=0.01, unit="TPS",
-                    hint=f"Use the sketch's cycle: {_SKETCH_TXT}, then 1000 / cycle.")
-
-
-@exercise("02.commits_at_3ms")
-def _commits_at_3ms(answer):
-    if _is(answer, _seed_style_pair(_FT, FAR_RTT_MS)):
-        return False, ("that counts both whole cycles as lock time (the seed's simplification); each owner "
-                       f"spends {_FT.outside_round_trips:g} round trips outside the lock while the other holds it.")
-    if _is(answer, _FT.tps(FAR_RTT_MS)):
-        return False, "that is the far owner alone; the question asks for both owners taking turns."
-    return close_to(answer, commits_at_3ms(), rel=0.01, unit="merged commits/s",
-                    hint=(f"Hold = ({_FT.round_trips:g} − {_FT.outside_round_trips:g}) × rtt + {_FT.fixed_ms:.1f} ms "
-                          "for each owner; check that neither owner's own cycle is longer than the two holds."))
 
 
 @exercise("02.round_trips_to_remove")
 def _round_trips_to_remove(answer):
     k = round_trips_to_remove()
     rt, fixed = _FT.round_trips, _FT.fixed_ms
-    a = as_number(answer)
+    a, why = as_whole(answer, "round trips", "round up.")
     if a is None:
-        return False, f"expected a whole number of round trips, got {answer!r}"
-    if not a.is_integer():
-        return False, f"round trips come whole: got {answer!r}; round up."
-    a = int(a)
+        return False, why
     if a == k:
         cycle = (rt - k) * rtt.RTT_C_MS + fixed
         return True, (f"{k} round trips: C's batch becomes {cycle:.1f} ms, {capacity.tps_ceiling(cycle):.1f}/s, "
@@ -96,13 +87,3 @@ def _round_trips_to_remove(answer):
     if k < a <= rt:
         return False, f"{a} works, but fewer are enough: find the smallest number."
     return False, f"C makes only {rt:g} round trips per batch; answer between 0 and {rt:g}."
-
-
-@exercise("02.no_round_trips")
-def _no_round_trips(answer):
-    if _is(answer, _seed_style_pair(STORED_PROCEDURE)):
-        return False, "that takes each whole call as lock time; the call's own round trip is outside the lock."
-    if _is(answer, STORED_PROCEDURE.tps(rtt.RTT_C_MS)):
-        return False, "that is C alone; the question asks for B and C taking turns."
-    return close_to(answer, no_round_trips(), rel=0.01, unit="merged commits/s",
-                    hint=f"No round trip is under the lock: each hold is the {_FT.fixed_ms:.1f} ms of RTT-independent time.")

@@ -8,7 +8,7 @@ import math
 from dataclasses import replace
 
 from .. import capacity
-from ..exercises import as_number, close_to, exercise
+from ..exercises import Mistake, as_number, exercise, numeric
 from ..metastable import SEED_INCIDENT, closed_form, effective_timeout_queue
 
 _SC = SEED_INCIDENT
@@ -31,6 +31,16 @@ def retries_within(patience_ms: float, sc=_SC) -> int:
     return max(0, math.floor(patience_ms / sc.timeout_ms))
 
 
+def _one_retry_edge():
+    r = retries_within(PATIENCE_MS)
+    return [Mistake(closed_form.band_user_rates(_SC, retries=1)[0], rel=0.02, message=lambda a: (
+        f"{a:.0f}/s is the edge with one retry (300 ms patience); {PATIENCE_MS:g} ms leaves room "
+        f"for {r} retries after {_SC.timeout_ms:g} ms timeouts."))]
+
+
+@numeric("04.band_edge_patience", rel=0.02, unit="requests/s", mistakes=_one_retry_edge,
+         hint=f"R = floor({PATIENCE_MS:g} / {_SC.timeout_ms:g}) = {retries_within(PATIENCE_MS)}; solve "
+         f"batcher_batch_rate({retries_within(PATIENCE_MS) + 1}λ) = 1000 / {_SC.batch_ms:g}.")  # fmt: skip
 def band_edge_at_patience() -> float:
     """Lowest user rate (requests/s) at which a storm sustains itself with one owner, when users
     keep retrying for :data:`PATIENCE_MS`: batcher_batch_rate((R + 1) λ) = 1000 / N."""
@@ -50,6 +60,20 @@ def _kept_attempts_per_s() -> float:
     return (retries_within(_SC.retry.patience_ms) + 1) * DEGRADE_KEEP * _LAM_PEAK
 
 
+def _drain_mistakes():
+    mu = capacity.tps_ceiling(_SC.batch_ms)
+    return [
+        Mistake(DRAIN_QUEUE / mu, rel=0.02, message=lambda a: (
+            f"{a:g} s is Q/μ, the drain with no users at all; {100 * DEGRADE_KEEP:.0f}% of the users still "
+            "make batches (and few rows per batch: the timer closes them).")),
+        Mistake(closed_form.drain_time_s(DRAIN_QUEUE, DEGRADE_KEEP * _LAM_PEAK, _SC), rel=0.02, message=lambda a: (
+            f"{a:g} s counts each kept request once; behind the backlog it times out and is retried "
+            "once, so the kept users send (R + 1) attempts each.")),
+    ]  # fmt: skip
+
+
+@numeric("04.drain_partial_degrade", rel=0.02, unit="s", mistakes=_drain_mistakes,
+         hint=f"Q / (μ − batcher_batch_rate(2 × {DEGRADE_KEEP:g} × {_LAM_PEAK:g})).")
 def drain_with_partial_degrade_s() -> float:
     """Seconds to empty :data:`DRAIN_QUEUE` batches with one owner when the upstream keeps
     :data:`DEGRADE_KEEP` of the peak's users, whose attempts time out behind the backlog and are
@@ -60,23 +84,14 @@ def drain_with_partial_degrade_s() -> float:
     return math.inf if made >= mu else DRAIN_QUEUE / (mu - made)
 
 
+@numeric("04.worst_wait_limit", rel=0.01, unit="ms",
+         hint=f"{BIG_LIMIT} × N + T + N with N = {_SC.batch_ms:g} ms, T = {_SC.batch_max_wait_ms:g} ms.",
+         mistakes=lambda: [Mistake(BIG_LIMIT * _SC.batch_ms, rel=0.01, message=lambda a: (
+             f"{a:g} ms is the queue alone; add the batcher's wait T and the request's own commit N."))])  # fmt: skip
 def worst_wait_behind_limit_ms() -> float:
     """Worst wait (ms) of a request accepted behind a full queue of :data:`BIG_LIMIT` batches with
     one owner: its batcher wait T, the queue, its own commit. The smallest M that answers it in time."""
     return BIG_LIMIT * _SC.batch_ms + _SC.batch_max_wait_ms + _SC.batch_ms
-
-
-@exercise("04.band_edge_patience")
-def _band_edge_patience(answer):
-    r = retries_within(PATIENCE_MS)
-    a = as_number(answer)
-    one_retry = closed_form.band_user_rates(_SC, retries=1)[0]
-    if a is not None and math.isclose(a, one_retry, rel_tol=0.02):
-        return False, (f"{a:.0f}/s is the edge with one retry (300 ms patience); {PATIENCE_MS:g} ms leaves room "
-                       f"for {r} retries after {_SC.timeout_ms:g} ms timeouts.")
-    return close_to(answer, band_edge_at_patience(), rel=0.02, unit="requests/s",
-                    hint=f"R = floor({PATIENCE_MS:g} / {_SC.timeout_ms:g}) = {r}; solve "
-                         f"batcher_batch_rate({r + 1}λ) = 1000 / {_SC.batch_ms:g}.")
 
 
 @exercise("04.limit_far_owner")
@@ -94,27 +109,3 @@ def _limit_far_owner(answer):
     if a > k:
         return False, f"with {a:g} batches ahead a request can wait {worst:g} ms > M."
     return False, f"{a:g} is safe but smaller than needed: find the largest limit."
-
-
-@exercise("04.drain_partial_degrade")
-def _drain_partial_degrade(answer):
-    a = as_number(answer)
-    mu = capacity.tps_ceiling(_SC.batch_ms)
-    if a is not None and math.isclose(a, DRAIN_QUEUE / mu, rel_tol=0.02):
-        return False, (f"{a:g} s is Q/μ, the drain with no users at all; {100 * DEGRADE_KEEP:.0f}% of the users still "
-                       "make batches (and few rows per batch: the timer closes them).")
-    if a is not None and math.isclose(a, closed_form.drain_time_s(DRAIN_QUEUE, DEGRADE_KEEP * _LAM_PEAK, _SC),
-                                      rel_tol=0.02):
-        return False, (f"{a:g} s counts each kept request once; behind the backlog it times out and is retried "
-                       "once, so the kept users send (R + 1) attempts each.")
-    return close_to(answer, drain_with_partial_degrade_s(), rel=0.02, unit="s",
-                    hint=f"Q / (μ − batcher_batch_rate(2 × {DEGRADE_KEEP:g} × {_LAM_PEAK:g})).")
-
-
-@exercise("04.worst_wait_limit")
-def _worst_wait_limit(answer):
-    a = as_number(answer)
-    if a is not None and math.isclose(a, BIG_LIMIT * _SC.batch_ms, rel_tol=0.01):
-        return False, f"{a:g} ms is the queue alone; add the batcher's wait T and the request's own commit N."
-    return close_to(answer, worst_wait_behind_limit_ms(), rel=0.01, unit="ms",
-                    hint=f"{BIG_LIMIT} × N + T + N with N = {_SC.batch_ms:g} ms, T = {_SC.batch_max_wait_ms:g} ms.")

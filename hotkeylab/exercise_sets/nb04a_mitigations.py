@@ -6,7 +6,7 @@ from __future__ import annotations
 import math
 from dataclasses import replace
 
-from ..exercises import as_number, close_to, exercise
+from ..exercises import Mistake, numeric
 from ..metastable import SEED_QUEUE_LIMIT, closed_form, presets
 
 _SC = presets.SHORT_INCIDENT
@@ -22,45 +22,42 @@ def capped_policy():
     return replace(_SC.retry, max_attempts=CAP_ATTEMPTS)
 
 
+def _capped_mistakes():
+    return [
+        Mistake(CAP_ATTEMPTS, rel=1e-9, message=(
+            f"{CAP_ATTEMPTS} is the cap. With M = {_SC.timeout_ms:g} ms per failed attempt, when does "
+            f"attempt 3 start, and is that within the patience of {_SC.retry.patience_ms:g} ms?")),
+        Mistake(1.0, rel=1e-9, message=(
+            f"the first retry starts at M plus a delay of at most {_SC.retry.cap_ms:g} ms, "
+            f"within the patience of {_SC.retry.patience_ms:g} ms: it is sent.")),
+    ]  # fmt: skip
+
+
+@numeric("04a.capped_attempts", rel=0.01, unit="attempts", mistakes=_capped_mistakes,
+         hint="Attempt k + 1 starts at k·M plus k delays; count those that start within the patience.")
 def capped_attempts() -> float:
     """Attempts a user request makes in the storm (every attempt timing out) under :func:`capped_policy`."""
     return closed_form.storm_attempts(capped_policy(), _SC.timeout_ms)
 
 
-def stretch_factor() -> float:
-    """Smallest stretch of the retry interval with which a window of :data:`STRETCH_WINDOW_S` takes
-    a full queue back below the timeout threshold at the peak."""
-    return closed_form.stretch_needed(_SC, STRETCH_QUEUE, STRETCH_WINDOW_S)
-
-
-@exercise("04a.capped_attempts")
-def _capped_attempts(answer):
-    a = as_number(answer)
-    expected = capped_attempts()
-    if a is not None and math.isclose(a, CAP_ATTEMPTS) and not math.isclose(expected, CAP_ATTEMPTS):
-        return False, (f"{CAP_ATTEMPTS} is the cap. With M = {_SC.timeout_ms:g} ms per failed attempt, when does "
-                       f"attempt 3 start, and is that within the patience of {_SC.retry.patience_ms:g} ms?")
-    if a is not None and math.isclose(a, 1.0) and expected > 1.0:
-        return False, (f"the first retry starts at M plus a delay of at most {_SC.retry.cap_ms:g} ms, "
-                       f"within the patience of {_SC.retry.patience_ms:g} ms: it is sent.")
-    return close_to(answer, expected, rel=0.01, unit="attempts",
-                    hint="Attempt k + 1 starts at k·M plus k delays; count those that start within the patience.")
-
-
-@exercise("04a.stretch_factor")
-def _stretch_factor(answer):
-    a = as_number(answer)
-    expected = stretch_factor()
-    # the factor at which the storm's demand just equals the capacity: necessary, not enough
+def _stretch_at_capacity() -> float:
+    """The stretch at which the storm's demand just equals the capacity: necessary, not enough."""
     ceiling = closed_form.attempts_ceiling(_SC)
     lo, hi = 1.0, 1000.0
     for _ in range(40):
         mid = math.sqrt(lo * hi)
         lo, hi = (lo, mid) if closed_form.storm_attempts(_SC.retry, _SC.timeout_ms, stretch=mid) < ceiling else (mid, hi)
-    if a is not None and math.isclose(a, hi, rel_tol=0.05) and not math.isclose(hi, expected, rel_tol=0.05):
-        return False, (f"{a:g} only brings the storm's demand down to the capacity: the queue then stops "
-                       "growing but does not shrink. It must also fall back below the threshold within "
-                       f"the {STRETCH_WINDOW_S:g} s window.")
-    return close_to(answer, expected, rel=0.03, unit="×",
-                    hint=f"Attempts per request 1 + P(retry fits) give the demand; the full queue "
-                         f"({STRETCH_QUEUE:g} batches) must drain to the threshold within {STRETCH_WINDOW_S:g} s.")
+    return hi
+
+
+@numeric("04a.stretch_factor", rel=0.03, unit="×",
+         hint=f"Attempts per request 1 + P(retry fits) give the demand; the full queue "
+         f"({STRETCH_QUEUE:g} batches) must drain to the threshold within {STRETCH_WINDOW_S:g} s.",
+         mistakes=lambda: [Mistake(_stretch_at_capacity(), rel=0.05, message=lambda a: (
+             f"{a:g} only brings the storm's demand down to the capacity: the queue then stops "
+             "growing but does not shrink. It must also fall back below the threshold within "
+             f"the {STRETCH_WINDOW_S:g} s window."))])  # fmt: skip
+def stretch_factor() -> float:
+    """Smallest stretch of the retry interval with which a window of :data:`STRETCH_WINDOW_S` takes
+    a full queue back below the timeout threshold at the peak."""
+    return closed_form.stretch_needed(_SC, STRETCH_QUEUE, STRETCH_WINDOW_S)

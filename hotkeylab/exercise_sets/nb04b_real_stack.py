@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import capacity
-from ..exercises import close_to, exercise
+from ..exercises import numeric
 
 
 def _run(turn: str):
@@ -15,21 +15,10 @@ def _run(turn: str):
     return next(r for r in compare.load_runs()[1] if r.turn == turn and r.repeat == 0)
 
 
-@exercise("04b.growth_one_batcher")
-def growth_one_batcher(answer):
-    """Queue growth (batches/s) at the start of the stuck turn's trigger if B and C shared ONE
-    batcher (04's model), from the measured N_B, N_C and the peak's user rate."""
-    from ..stack_lab import compare
-
-    return close_to(
-        answer, compare.growth_closed_form(_run("stuck"), servers=1), rel=0.03, unit="batches/s",
-        hint="Users' batches at the peak, capacity.batcher_batch_rate(λ × 1.2, K, T) on the stack's clock, "
-        "minus what two owners taking turns commit, 1000 / mean(N_B, N_C).",
-    )  # fmt: skip
-
-
-@exercise("04b.drain_after_degrade")
-def drain_after_degrade(answer):
+@numeric("04b.drain_after_degrade", rel=0.03, unit="s",
+         hint="With no new users and retries dying out within one patience, B commits 1000 / N_B batches "
+         "per second and nothing joins: Q / (1000 / N_B).")  # fmt: skip
+def drain_after_degrade() -> float:
     """Seconds for server B to empty its queue once the upstream is cut, from the queue measured in
     the window where the degrade starts and B's measured merged-commit time."""
     run = _run("degrade")
@@ -37,8 +26,17 @@ def drain_after_degrade(answer):
     t = np.asarray(run.windows["t"])
     k = int(np.searchsorted(t, sc.degrade.start_ms / 1000.0))
     q = float(run.windows["queue"][k])
-    return close_to(
-        answer, q / capacity.tps_ceiling(run.batch_ms_b), rel=0.03, unit="s",
-        hint="With no new users and retries dying out within one patience, B commits 1000 / N_B batches "
-        "per second and nothing joins: Q / (1000 / N_B).",
-    )  # fmt: skip
+    return q / capacity.tps_ceiling(run.batch_ms_b)
+
+
+@numeric("04b.cross_one_batcher", rel=0.03, unit="s",
+         hint="M/N with the measured N_B, divided by the growth with one shared batcher: the users' batches "
+         "at the peak, capacity.batcher_batch_rate(λ × 1.2, K, T), minus 1000 / mean(N_B, N_C).")  # fmt: skip
+def cross_one_batcher() -> float:
+    """Seconds after C becomes an owner until the queue passes M/N in the stuck turn if B and C
+    shared ONE batcher (04's model), growing at the closed-form rate from the start, before any retry."""
+    from ..stack_lab import compare
+
+    run = _run("stuck")
+    crit = capacity.critical_queue_length(run.scenario.timeout_ms, run.batch_ms_b)
+    return crit / compare.growth_closed_form(run, servers=1)

@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from .. import pending_records as pr
-from ..exercises import close_to, exercise
+from ..exercises import numeric
 
 _SC = pr.SEED_INCIDENT
 
@@ -19,111 +19,57 @@ DRAIN_LIMIT = 3000  # exercise 5: a smaller row limit
 EXPIRY_MS = 2_400_000.0  # exercise 6: a 40-minute expiry (45 min gave the number the notebook prints for "row limit from the start")
 
 
+@numeric("06.scan_timeout_backlog", rel=0.01, unit="rows",
+         hint="The scan costs a + s × backlog; set it equal to the new timeout and solve for the backlog.")
 def scan_timeout_backlog() -> float:
+    """The batch's timeout doubled to 60 s: the backlog (rows) from which the time-range scan alone
+    outlasts it, so that no run retries a single row."""
     return pr.scan_timeout_backlog(TIMEOUT_MS, _SC.scan_fixed_ms, _SC.scan_ms_per_row)
 
 
+@numeric("06.overlap_at_replenish", rel=0.02, unit="scans",
+         hint="Backlog = orders/s × minutes out of stock; scan = a + s × backlog; Little's law: scan / period.")
 def overlap_at_replenish() -> float:
+    """The stock back at 5 min instead of 10: slow scans on the primary at once, on average, once
+    the backlog stops growing (no failover)."""
     return pr.closed_forms(replace(_SC, replenish_ms=REPLENISH_MS))["overlap_at_replenish"]
 
 
+@numeric("06.starve_backlog", rel=0.01, unit="rows",
+         hint="The business loses queries once c − ⌊ρ⌋ scans run at once; the count peaks at ⌈S/P⌉, "
+         "so S > (c − ⌊ρ⌋ − 1) P; then S = a + s × backlog.")  # fmt: skip
 def starve_backlog() -> float:
+    """A primary with 12 slots, the same business load: the backlog (rows) from which the business
+    starts losing queries."""
     return pr.starve_backlog(SLOTS, _SC.business_slots, _SC.batch_period_ms, _SC.scan_fixed_ms, _SC.scan_ms_per_row)
 
 
+@numeric("06.safe_row_limit", rel=0.001, unit="rows",
+         hint="A run with row limit k costs a + (s + p) × k; the largest k that fits T is "
+         "(T − a) / (s + p); multiply by 0.8 and round down.")  # fmt: skip
 def safe_row_limit() -> int:
+    """SEED_INCIDENT: the largest row limit whose run fits its timeout with a safety factor of
+    0.8, whatever the backlog."""
     return pr.largest_safe_row_limit(
         _SC.batch_timeout_ms, _SC.scan_fixed_ms, _SC.scan_ms_per_row, _SC.process_ms_per_row, SAFETY
     )
 
 
+@numeric("06.drain_minutes", rel=0.02, unit="min",
+         hint="Net drain rate = 3000 rows / 30 s − the in-stock pending rate; time = backlog / rate.")
 def drain_minutes() -> float:
+    """A row limit of 3000 per 30 s run, in stock (the occasional pending still arrives): minutes
+    to drain the backlog the stockout left at replenishment."""
     backlog = pr.closed_forms(_SC)["backlog_at_replenish"]
     return pr.drain_time_s(backlog, DRAIN_LIMIT, _SC.batch_period_ms, _SC.normal_pending_per_s) / 60
 
 
+@numeric("06.cancelled_expiry", rel=0.03, unit="records",
+         hint="The drain reaches the record made at t when the rows ahead of it are gone: its age is "
+         "linear in t, from the first record's age to the last's (the notebook prints both). Find the share "
+         "of that line above 40 min and multiply by the stockout's records.")  # fmt: skip
 def cancelled_with_expiry() -> float:
-    sc = replace(pr.fix_scenarios(_SC)["1 + 2 + 3. row limit, drain"], order_expiry_ms=EXPIRY_MS)
-    return pr.drain_cancelled(sc, pr.FIXES["limit_from_ms"], pr.FIXES["fix_row_limit"])
-
-
-@exercise("06.scan_timeout_backlog")
-def _scan_timeout_backlog(answer):
-    """The batch's timeout doubled to 60 s: the backlog (rows) from which the time-range scan alone
-    outlasts it, so that no run retries a single row."""
-    return close_to(
-        answer,
-        scan_timeout_backlog(),
-        rel=0.01,
-        unit="rows",
-        hint="The scan costs a + s × backlog; set it equal to the new timeout and solve for the backlog.",
-    )
-
-
-@exercise("06.overlap_at_replenish")
-def _overlap(answer):
-    """The stock back at 5 min instead of 10: slow scans on the primary at once, on average, once
-    the backlog stops growing (no failover)."""
-    return close_to(
-        answer,
-        overlap_at_replenish(),
-        rel=0.02,
-        unit="scans",
-        hint="Backlog = orders/s × minutes out of stock; scan = a + s × backlog; Little's law: scan / period.",
-    )
-
-
-@exercise("06.starve_backlog")
-def _starve_backlog(answer):
-    """A primary with 12 slots, the same business load: the backlog (rows) from which the business
-    starts losing queries."""
-    return close_to(
-        answer,
-        starve_backlog(),
-        rel=0.01,
-        unit="rows",
-        hint="The business loses queries once c − ⌊ρ⌋ scans run at once; the count peaks at ⌈S/P⌉, "
-        "so S > (c − ⌊ρ⌋ − 1) P; then S = a + s × backlog.",
-    )
-
-
-@exercise("06.safe_row_limit")
-def _safe_row_limit(answer):
-    """SEED_INCIDENT: the largest row limit whose run fits its timeout with a safety factor of
-    0.8, whatever the backlog."""
-    return close_to(
-        answer,
-        safe_row_limit(),
-        rel=0.001,
-        unit="rows",
-        hint="A run with row limit k costs a + (s + p) × k; the largest k that fits T is "
-        "(T − a) / (s + p); multiply by 0.8 and round down.",
-    )
-
-
-@exercise("06.drain_minutes")
-def _drain_minutes(answer):
-    """A row limit of 3000 per 30 s run, in stock (the occasional pending still arrives): minutes
-    to drain the backlog the stockout left at replenishment."""
-    return close_to(
-        answer,
-        drain_minutes(),
-        rel=0.02,
-        unit="min",
-        hint="Net drain rate = 3000 rows / 30 s − the in-stock pending rate; time = backlog / rate.",
-    )
-
-
-@exercise("06.cancelled_expiry")
-def _cancelled(answer):
     """The seed's fixes (row limit 5000 from 25 min), with a 40-minute expiry instead of 30: how
     many of the stockout's records are cancelled rather than completed?"""
-    return close_to(
-        answer,
-        cancelled_with_expiry(),
-        rel=0.03,
-        unit="records",
-        hint="The drain reaches the record made at t when the rows ahead of it are gone: its age is "
-        "linear in t, from the first record's age to the last's (the notebook prints both). Find the share "
-        "of that line above 40 min and multiply by the stockout's records.",
-    )
+    sc = replace(pr.fix_scenarios(_SC)["1 + 2 + 3. row limit, drain"], order_expiry_ms=EXPIRY_MS)
+    return pr.drain_cancelled(sc, pr.FIXES["limit_from_ms"], pr.FIXES["fix_row_limit"])

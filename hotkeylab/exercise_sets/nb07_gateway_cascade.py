@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 
 from .. import gateway_cascade as gw
-from ..exercises import close_to, exercise
+from ..exercises import numeric
 
 _SC = gw.SEED_INCIDENT
 SEED_CALLS_PER_MIN = 1_900_000.0  # "统计网关调用量峰值 190w+/min"
@@ -15,76 +15,54 @@ EX4_ES_PER_S = 5_000.0  # exercise 4: a faster Elasticsearch than the preset's 2
 EX6_NET_MS = 2.0  # exercise 6: a jimdb round trip twice the preset's 1 ms
 
 
-@exercise("07.clients_2s")
-def _clients_2s(answer):
+@numeric("07.clients_2s", rel=0.01, unit="clients",
+         hint="Each client makes 60 / 2 calls per minute: N = calls per minute × poll interval / 60 s.")
+def clients_2s() -> float:
     """Clients polling every 2 s (one call each, no other traffic) that make 1.9 million calls/min."""
-    return close_to(
-        answer,
-        gw.clients_for_calls_per_min(SEED_CALLS_PER_MIN, 2_000.0),
-        rel=0.01,
-        unit="clients",
-        hint="Each client makes 60 / 2 calls per minute: N = calls per minute × poll interval / 60 s.",
-    )
+    return gw.clients_for_calls_per_min(SEED_CALLS_PER_MIN, 2_000.0)
 
 
-@exercise("07.shard_ops_local_cache")
-def _shard_ops_local_cache(answer):
+@numeric("07.shard_ops_local_cache", rel=0.01, unit="ops/s",
+         hint="A local cache absorbs reads only: λ × (reads × (1 − h) + writes).")
+def shard_ops_local_cache() -> float:
     """Ops/s on the hot shard at the plateau with a local cache of hit ratio 0.8 in front of the
     checks' reads, monitoring still writing to the same shard."""
-    return close_to(
-        answer,
-        gw.shard_load_per_s(_SC.peak_calls_per_s, _SC.check_reads_per_call, _SC.monitor_writes_per_call, EX2_HIT),
-        rel=0.01,
-        unit="ops/s",
-        hint="A local cache absorbs reads only: λ × (reads × (1 − h) + writes).",
-    )
+    return gw.shard_load_per_s(_SC.peak_calls_per_s, _SC.check_reads_per_call, _SC.monitor_writes_per_call, EX2_HIT)
 
 
-@exercise("07.singleflight_rate")
-def _singleflight_rate(answer):
+@numeric("07.singleflight_rate", rel=0.02, unit="reads/s",
+         hint="One read is in flight for 2 ms, then the next arrival starts a new one: λ / (1 + λ·L).")
+def singleflight_rate() -> float:
     """One host sees 1,500 lookups/s of the hot key; a jimdb read takes 2 ms. With singleflight,
     how many reads/s does this host send to jimdb for the key?"""
-    return close_to(
-        answer,
-        gw.coalesced_rate_per_s(1_500.0, 2.0),
-        rel=0.02,
-        unit="reads/s",
-        hint="One read is in flight for 2 ms, then the next arrival starts a new one: λ / (1 + λ·L).",
-    )
+    return gw.coalesced_rate_per_s(1_500.0, 2.0)
 
 
-@exercise("07.hours_to_backlog")
-def _hours_to_backlog(answer):
+@numeric("07.hours_to_backlog", rel=0.02, unit="h",
+         hint="The backlog grows at (in − out) per second; divide and convert seconds to hours.")
+def hours_to_backlog() -> float:
     """JMQ receives 15,000 logs/s and a faster Elasticsearch indexes 5,000/s: hours until the
     backlog is the seed's 800 million."""
-    return close_to(
-        answer,
-        gw.hours_to_backlog(SEED_BACKLOG, _SC.jmq_msgs_per_s, EX4_ES_PER_S),
-        rel=0.02,
-        unit="h",
-        hint="The backlog grows at (in − out) per second; divide and convert seconds to hours.",
-    )
+    return gw.hours_to_backlog(SEED_BACKLOG, _SC.jmq_msgs_per_s, EX4_ES_PER_S)
 
 
-@exercise("07.slowest_poll")
-def _slowest_poll(answer):
+@numeric("07.slowest_poll", rel=0.02, unit="s",
+         hint="The shard fills at capacity / (reads × (1 − h) + writes) calls/s; the installs' polls "
+         "must supply that minus the baseline: T = installs / polls per second.")  # fmt: skip
+def slowest_poll() -> float:
     """With a local cache of hit ratio 0.9 and monitoring on the same shard: the longest polling
     interval (s) at which the seed's installs still offer the hot shard more than its capacity."""
     per_call = _SC.check_reads_per_call * (1 - 0.9) + _SC.monitor_writes_per_call
     saturating_calls = _SC.shard_ops_per_s / per_call  # calls/s that fill the shard
     polls = saturating_calls - _SC.baseline_per_s
-    return close_to(
-        answer,
-        _SC.installs_max * _SC.calls_per_poll / polls,
-        rel=0.02,
-        unit="s",
-        hint="The shard fills at capacity / (reads × (1 − h) + writes) calls/s; the installs' polls "
-        "must supply that minus the baseline: T = installs / polls per second.",
-    )
+    return _SC.installs_max * _SC.calls_per_poll / polls
 
 
-@exercise("07.singleflight_latency")
-def _singleflight_latency(answer):
+@numeric("07.singleflight_latency", rel=0.02, unit="ms",
+         hint="The longer round trip coalesces more, so the fixed point moves: recompute u with "
+         "coalesced_utilisation(network_ms=2). The shard serves one op in 1/C = 12.5 µs and an op "
+         "spends (1/C)/(1 − u) queued there; the 2 ms round trip comes on top.")  # fmt: skip
+def singleflight_latency() -> float:
     """Singleflight on every host at the plateau (monitoring still on the shard), but a jimdb round
     trip of 2 ms instead of 1: the mean latency (ms) of one jimdb read, 2 ms of network plus the
     shard's M/M/1 time at its fixed point."""
@@ -92,27 +70,14 @@ def _singleflight_latency(answer):
     callers = _SC.hosts * _SC.check_reads_per_call
     u = gw.coalesced_utilisation(lam, callers, EX6_NET_MS, _SC.shard_ops_per_s,
                                  _SC.peak_calls_per_s * _SC.monitor_writes_per_call)
-    return close_to(
-        answer,
-        gw.mm1_latency_ms(EX6_NET_MS, _SC.shard_ops_per_s, u, math.inf),
-        rel=0.02,
-        unit="ms",
-        hint="The longer round trip coalesces more, so the fixed point moves: recompute u with "
-        "coalesced_utilisation(network_ms=2). The shard serves one op in 1/C = 12.5 µs and an op "
-        "spends (1/C)/(1 − u) queued there; the 2 ms round trip comes on top.",
-    )
+    return gw.mm1_latency_ms(EX6_NET_MS, _SC.shard_ops_per_s, u, math.inf)
 
 
-@exercise("07.scans_to_oom")
-def _scans_to_oom(answer):
+@numeric("07.scans_to_oom", rel=0.02, unit="scans",
+         hint="Free heap = heap − live data − the full log buffer; each finished scan holds its whole "
+         "result set until it returns.")  # fmt: skip
+def scans_to_oom() -> float:
     """A host's log queue is full. How many finished 5-MB result sets of full scans (a fraction is
     fine) fill the rest of its heap?"""
     free_mb = _SC.heap_mb - _SC.live_mb - _SC.log_buffer_mb
-    return close_to(
-        answer,
-        free_mb / _SC.full_scan_result_mb,
-        rel=0.02,
-        unit="scans",
-        hint="Free heap = heap − live data − the full log buffer; each finished scan holds its whole "
-        "result set until it returns.",
-    )
+    return free_mb / _SC.full_scan_result_mb

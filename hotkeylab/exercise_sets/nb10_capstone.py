@@ -9,7 +9,7 @@ from functools import lru_cache
 
 from .. import capacity
 from ..capstone import SYSTEM_A, ZONES, Trigger, YourSystem, predict, report
-from ..exercises import as_number, exercise
+from ..exercises import as_number, as_whole, exercise
 
 #: Team C's numbers for the QueueMaxSize exercise: parameters of the question, not results.
 TEAM_C = YourSystem(
@@ -112,12 +112,9 @@ def _safe_queue_limit(answer):
 @exercise("10.round_trips_out_of_band")
 def _round_trips_out_of_band(answer):
     k = round_trips_out_of_band()
-    a = as_number(answer)
+    a, why = as_whole(answer, "round trips", "round up.")
     if a is None:
-        return False, f"expected a whole number of round trips, got {answer!r}"
-    if not a.is_integer():
-        return False, f"round trips come whole: got {answer!r}; round up."
-    a = int(a)
+        return False, why
     peak = SYSTEM_A.peak_rate_per_s
     if not 0 <= a <= SYSTEM_A.round_trips:
         return False, f"system A makes {SYSTEM_A.round_trips:g} round trips; drop between 0 and that many."

@@ -28,13 +28,14 @@ from .. import capacity
 from ..csvdata import read_commented_csv, write_commented_csv
 from ..metastable import Scenario, Window, simulate
 from ..metastable.analysis import recovery
-from ..validate import check_number
+from ..validate import check_int, check_number
 from .ledger import WINDOW_KEYS, Ledger
 from .scenario import SCALE, TURNS, check_supported, scaled, turn_scenario
 
 __all__ = ["SEEDS", "TOLERANCE", "MeasuredRun", "model_scenario", "measured_verdict", "turn_times",
            "compare_turn", "write_runs", "load_runs", "RUNS_CSV", "TIMELINE_CSV", "storm_attempts_per_user",
-           "post_degrade_load", "commit_dips", "with_stall"]
+           "post_degrade_load", "commit_dips", "with_stall", "stall_sweep", "threshold_factors",
+           "commit_time_parts", "bounded_waits", "goodput_share", "drain_parts"]
 
 DATA_DIR = Path(__file__).resolve().parent.parent / "data"
 RUNS_CSV = DATA_DIR / "stack_lab_runs.csv"
@@ -87,7 +88,9 @@ def _first(t, cond, after: float) -> float:
 
 
 def turn_times(sc: Scenario, windows: dict) -> dict:
-    """``cross_s``, ``drain_s`` read off a timeline (NaN where the event does not happen)."""
+    """``cross_s``, ``drain_s`` read off a timeline (NaN where the event does not happen), at the
+    centre of the first window where it holds: a reading in steps of one window (3 s on the stack).
+    M/N is ``sc.timeout_ms / sc.batch_ms``: :func:`compare_turn` passes the measured N_B for both."""
     t = np.asarray(windows["t"]) + sc.window_ms / 2000.0  # window centres
     q = np.asarray(windows["queue"])
     crit = capacity.critical_queue_length(sc.timeout_ms, sc.batch_ms)
@@ -107,7 +110,7 @@ def compare_turn(run, seeds: int = SEEDS) -> dict:
     models = [simulate(sc, engine="fast", seed=k) for k in range(seeds)]
     rec, rec_s = measured_verdict(run)
     mt = [turn_times(sc, m.windows) | {"recover_s": m.recovery_time_s} for m in models]
-    real = turn_times(run.scenario, run.windows) | {"recover_s": rec_s}
+    real = turn_times(sc, run.windows) | {"recover_s": rec_s}  # M/N from the measured N_B, as the model's
     row = {"turn": run.turn, "real_recovered": rec, "model_recovered": sum(m.recovered for m in models),
            "seeds": seeds, "real_served": run.ledger.served_users / max(1, run.ledger.users),
            "model_served": float(np.median([m.summary["served_share"] for m in models])),
@@ -135,10 +138,6 @@ def compare_turn(run, seeds: int = SEEDS) -> dict:
 
 
 # --------------------------------------------------------------------------- files
-def _write(path: Path, machine: dict, names: list[str], rows: list[dict]) -> Path:
-    return write_commented_csv(path, machine, names, rows)
-
-
 RUN_FIELDS = ["turn", "repeat", "scale", "horizon_ms", "batch_ms_b", "batch_ms_c", "compute_ms", "seed",
               "wall_s", *_LEDGER_FIELDS]
 
@@ -154,8 +153,8 @@ def write_runs(runs, machine: dict, runs_path: Path = RUNS_CSV, timeline_path: P
                      "wall_s": r.wall_s, **{k: getattr(r.ledger, k) for k in _LEDGER_FIELDS}})
         for i in range(len(r.windows["t"])):
             lines.append({"turn": r.turn, "repeat": r.repeat, **{k: float(r.windows[k][i]) for k in WINDOW_KEYS}})
-    _write(Path(runs_path), machine, RUN_FIELDS, rows)
-    _write(Path(timeline_path), machine, ["turn", "repeat", *WINDOW_KEYS], lines)
+    write_commented_csv(Path(runs_path), machine, RUN_FIELDS, rows)
+    write_commented_csv(Path(timeline_path), machine, ["turn", "repeat", *WINDOW_KEYS], lines)
     return runs_path, timeline_path
 
 
@@ -294,3 +293,107 @@ def with_stall(run, start_s: float, end_s: float, factor: float) -> Scenario:
     check_number("start_s", start_s, low=0.0, high=sc.horizon_ms / 1000.0)
     check_number("end_s", end_s, low=start_s, low_open=True, high=sc.horizon_ms / 1000.0)
     return replace(sc, slow_db=Window(start_s * 1000.0, end_s * 1000.0, float(factor)))
+
+
+def stall_sweep(run, start_s: float, end_s: float, factors, seeds: int = SEEDS) -> list[int]:
+    """For each stretch factor: how many of ``seeds`` model runs recover when every commit started
+    in ``[start_s, end_s)`` takes factor × N (:func:`with_stall`)."""
+    check_int("seeds", seeds, low=1, high=200)
+    fs = [check_number("factors[]", f, low=1.0, high=100.0) for f in factors]
+    if not fs:
+        raise ValueError("factors must list at least one stretch factor (each in [1, 100]), got []")
+    out = []
+    for f in fs:
+        sc = with_stall(run, start_s, end_s, f)
+        out.append(sum(simulate(sc, engine="fast", seed=k).recovered for k in range(seeds)))
+    return out
+
+
+def threshold_factors(factors, recovered, seeds: int = SEEDS) -> tuple[float, float] | None:
+    """``(lo, hi)``: adjacent factors (ascending) where the verdict flips from most seeds
+    recovering at ``lo`` to at most half at ``hi``; None when it never flips."""
+    check_int("seeds", seeds, low=1, high=200)
+    fs = [float(f) for f in factors]
+    ks = [check_int("recovered[]", k, low=0, high=seeds) for k in recovered]
+    if len(fs) != len(ks) or len(fs) < 2:
+        raise ValueError(f"factors and recovered must have the same length (at least 2), got {len(fs)} and {len(ks)}")
+    if any(fs[i + 1] <= fs[i] for i in range(len(fs) - 1)):
+        raise ValueError(f"factors must be strictly ascending, got {fs}")
+    flips = [i for i in range(len(fs) - 1) if 2 * ks[i] > seeds >= 2 * ks[i + 1]]
+    return (fs[flips[0]], fs[flips[0] + 1]) if flips else None
+
+
+# --------------------------------------------------------------------------- lesson numbers (notebook 04b)
+def commit_time_parts(run, rtt_ms: float, round_trips: int, target_ms: float) -> dict:
+    """How B's merged commit time is made (orchestrate's calibration): the bare commit (RTT slept
+    before each of ``round_trips``, SQL executed, no 内部计算) is measured, then 内部计算 is set to
+    ``target_ms`` − bare, and N_B measured again with it. ``sql_ms`` is what the bare commit took
+    beyond the slept RTTs: statement execution, driver and sleep overshoot, measured together."""
+    rtt = check_number("rtt_ms", rtt_ms, low=0.0, high=1000.0)
+    n = check_int("round_trips", round_trips, low=1, high=1000)
+    target = check_number("target_ms", target_ms, low=0.0, low_open=True, high=10_000.0)
+    compute = float(run.extra["compute_ms"])
+    bare = target - compute
+    return {"rtt_total_ms": n * rtt, "compute_ms": compute, "bare_ms": bare, "sql_ms": bare - n * rtt,
+            "target_ms": target, "measured_ms": float(run.batch_ms_b), "remeasured_minus_target_ms":
+            float(run.batch_ms_b) - target}
+
+
+def bounded_waits(run) -> dict:
+    """The longest wait in a full bounded queue (``queue_limit`` batches per server), against M.
+
+    One owner: the batch waits ``limit × N_B``. Two owners alternating the hot row's lock (the
+    trigger): each batch ahead in its own server's queue also lets one of the other server's go
+    first, so ``limit × (N_B + N_C)``. ``*_total_ms`` adds the batcher's wait T and the batch's own
+    commit (N_B; for two owners C's N_C, the slower): the time an unlucky attempt needs."""
+    sc = model_scenario(run)
+    if sc.queue_limit is None:
+        raise ValueError(f"bounded_waits needs a run with a queue_limit, got turn {run.turn!r} with none")
+    lim, nb, nc, t = sc.queue_limit, sc.batch_ms, sc.cross_batch_ms, sc.batch_max_wait_ms
+    return {"limit": lim, "timeout_ms": sc.timeout_ms, "one_owner_ms": lim * nb, "two_owners_ms": lim * (nb + nc),
+            "one_owner_total_ms": lim * nb + nb + t, "two_owners_total_ms": lim * (nb + nc) + nc + t}
+
+
+def goodput_share(sc: Scenario, windows: dict, start_s: float, end_s: float) -> float:
+    """Attempts answered in time per user request offered, over the windows that start in
+    ``[start_s, end_s)`` (stack clock): the served share of that stretch (NaN if nobody came)."""
+    h = sc.horizon_ms / 1000.0
+    check_number("start_s", start_s, low=0.0, high=h)
+    check_number("end_s", end_s, low=start_s, low_open=True, high=h)
+    t = np.asarray(windows["t"], dtype=float)
+    keep = (t >= start_s) & (t < end_s)
+    offered = float(np.sum(np.asarray(windows["offered"])[keep]))
+    return float(np.sum(np.asarray(windows["goodput"])[keep])) / offered if offered > 0 else math.nan
+
+
+def drain_parts(run) -> dict:
+    """The drain after the degrade, piece by piece (stack clock, seconds).
+
+    - ``closed_s``: the exercise's closed form, the queue (B + C) in the window where the degrade
+      starts, committed at 1000 / N_B;
+    - ``turns_s``: B's own queue there at N_B each, plus one N_C for each batch C still holds (C's
+      thread takes the lock in turns with B until its backlog is gone);
+    - ``rate_per_s``: batches/s committed in the windows wholly inside the drain (after the first,
+      while the queue of the next window is still above one batch), against 1000 / N_B;
+    - ``last_commit_s``: the start of the last window that committed batches, plus its batches at
+      ``rate_per_s``: when the last batch committed;
+    - ``reading_s``: what :func:`turn_times` reports (centre of the first window below one batch)."""
+    sc = model_scenario(run)
+    if sc.degrade is None:
+        raise ValueError(f"drain_parts needs a run with a degrade, got turn {run.turn!r} with none")
+    w_s = sc.window_ms / 1000.0
+    t = np.asarray(run.windows["t"], dtype=float)
+    q, qb, qc = (np.asarray(run.windows[k], dtype=float) for k in ("queue", "queue_b", "queue_c"))
+    bat = np.asarray(run.windows["batches"], dtype=float)
+    start, end = sc.degrade.start_ms / 1000.0, sc.degrade.end_ms / 1000.0
+    k = int(np.searchsorted(t, start))
+    inside = [i for i in range(k + 1, len(t) - 1) if t[i + 1] < end and q[i + 1] >= 1.0]
+    rate = float(np.mean(bat[inside])) if inside else math.nan
+    busy = [i for i in range(k, len(t)) if t[i] < end and bat[i] > 0]
+    last = float(t[busy[-1]] + bat[busy[-1]] * w_s / rate - start) if busy and inside else math.nan
+    return {"start_s": start, "queue": float(q[k]), "queue_b": float(qb[k]), "queue_c": float(qc[k]),
+            "capacity_per_s": capacity.tps_ceiling(sc.batch_ms), "closed_s": float(q[k]) * sc.batch_ms / 1000.0,
+            "turns_s": float(qb[k] * sc.batch_ms + qc[k] * sc.cross_batch_ms) / 1000.0, "rate_per_s": rate,
+            "at_rate_s": float(qb[k] / rate + qc[k] * sc.cross_batch_ms / 1000.0), "last_commit_s": last,
+            "reading_s": turn_times(sc, run.windows)["drain_s"], "window_s": w_s,
+            "patience_s": sc.retry.patience_ms / 1000.0}

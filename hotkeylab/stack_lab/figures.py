@@ -1,9 +1,11 @@
 """04b · Figures: each measured timeline with the model beside it (results in, axes out).
 
-Start reading at :func:`turn_panels`: for one turn, goodput and user requests per second above, the
-queue in batches below; the measured run is a solid line, the model's median over its seeds a dashed
-line with the band its seeds span. :func:`four_turns` puts the four turns side by side with shared
-axes per row. :func:`ledger_bars` draws the nothing-lost ledger of each run.
+Start reading at :func:`turn_panels`: for one turn, user requests, attempts (users + retries: the
+storm) and goodput per second above, the queue in batches below; the measured run is a solid line,
+the model's median over its seeds a dashed line with the band its seeds span (gold, so it is not
+mistaken for the grey "C is a second owner" shading). :func:`four_turns` puts the four turns side by
+side, each column as wide as its turn is long. A turn with a bounded queue gets its own queue scale,
+with the per-server bound and M/N drawn. :func:`ledger_bars` draws the nothing-lost ledger of each run.
 """
 
 from __future__ import annotations
@@ -15,6 +17,10 @@ from ..plotting import COLORS
 from .scenario import TURN_LABELS
 
 __all__ = ["turn_panels", "four_turns", "ledger_bars", "legend_entries"]
+
+
+#: the model's band (range over its seeds): a colour no shading or measured line uses
+MODEL_BAND = "#e6ab02"
 
 
 def _shade(ax, sc, horizon_s):
@@ -30,8 +36,15 @@ def _model_stack(models, key):
     return np.vstack([np.asarray(m.windows[key], dtype=float) for m in models])
 
 
+def _band(ax, t, models, key, label):
+    v = _model_stack(models, key)
+    ax.fill_between(t, v.min(axis=0), v.max(axis=0), color=MODEL_BAND, alpha=0.45, lw=0,
+                    label=f"model: range of {len(models)} random seeds")
+    ax.plot(t, np.median(v, axis=0), color="black", ls="--", lw=1.2, label=label)
+
+
 def turn_panels(run, models, axes, *, legend: bool = False):
-    """Draw one turn on ``axes = (top, bottom)``."""
+    """Draw one turn on ``axes = (top, bottom)``. M/N is drawn from the measured N_B (the model's N)."""
     top, bot = axes
     sc = run.scenario
     w = run.windows
@@ -40,19 +53,23 @@ def turn_panels(run, models, axes, *, legend: bool = False):
     mt = np.asarray(models[0].windows["t"]) + sc.window_ms / 2000.0
     _shade(top, sc, horizon_s)
     _shade(bot, sc, horizon_s)
+    top.plot(t, w["attempts"], color=COLORS["retries"], lw=1.5, label="attempts/s = users + retries (measured)")
     top.plot(t, w["offered"], color=COLORS["offered"], lw=2, label="user requests/s (measured)")
     top.plot(t, w["goodput"], color=COLORS["goodput"], lw=2, label="goodput/s (measured)")
-    g = _model_stack(models, "goodput")
-    top.fill_between(mt, g.min(axis=0), g.max(axis=0), color=COLORS["goodput"], alpha=0.15, lw=0,
-                     label=f"goodput/s, model: range of {len(models)} seeds")
-    top.plot(mt, np.median(g, axis=0), color="black", ls="--", lw=1.5, label="goodput/s, model median")
-    q = _model_stack(models, "queue")
+    _band(top, mt, models, "goodput", "goodput/s, model median")
+    top.plot(mt, np.median(_model_stack(models, "attempts"), axis=0), color=COLORS["retries"], ls="--", lw=1,
+             label="attempts/s, model median")
     bot.plot(t, w["queue"], color=COLORS["queue"], lw=2, label="queue, B + C (measured)")
-    bot.fill_between(mt, q.min(axis=0), q.max(axis=0), color=COLORS["queue"], alpha=0.15, lw=0,
-                     label=f"queue, model: range of {len(models)} seeds")
-    bot.plot(mt, np.median(q, axis=0), color="black", ls="--", lw=1.5, label="queue, model median")
-    crit = capacity.critical_queue_length(sc.timeout_ms, sc.batch_ms)
-    bot.axhline(crit, color=COLORS["capacity"], ls=":", lw=1.5, label=f"M/N = {crit:.1f} batches")
+    _band(bot, mt, models, "queue", "queue, model median")
+    crit = capacity.critical_queue_length(sc.timeout_ms, run.batch_ms_b)
+    bot.axhline(crit, color=COLORS["capacity"], ls=":", lw=1.5, label="M/N = M / N_B (the run's measured N_B)")
+    if sc.queue_limit is not None and sc.queue_limit < crit:
+        lim = sc.queue_limit
+        bot.plot(t, w["queue_b"], color=COLORS["queue"], lw=1, ls="-.", label="queue of B alone (measured)")
+        bot.axhline(lim, color=COLORS["rejected"], ls="--", lw=1.2, label=f"QueueMaxSize = {lim} per server")
+        bot.axhline(2 * lim, color=COLORS["rejected"], ls=":", lw=1.2, label=f"both servers full = {2 * lim}")
+        bot.set_ylim(0, 1.3 * max(crit, 2 * lim))
+        bot.text(0.98, 0.95, "own queue scale", transform=bot.transAxes, ha="right", va="top", fontsize=8)
     top.text(0.02, 0.95, TURN_LABELS[run.turn], transform=top.transAxes, va="top", fontsize=8,
              bbox={"facecolor": "white", "alpha": 0.8, "lw": 0})
     top.set_xlim(0, horizon_s)
@@ -74,39 +91,52 @@ def legend_entries(axes):
 
 
 def four_turns(runs, comparisons):
-    """The four turns in columns; rows share their y axis (requests/s above, batches below); the
-    turns have different lengths, so the x axes are not shared."""
+    """The four turns in columns, each as wide as its turn is long (one time scale for all). The
+    top row shares its y axis; the queue row too, except a turn with a bounded queue (own scale)."""
     import matplotlib.pyplot as plt
 
     n = len(runs)
-    fig, axes = plt.subplots(2, n, figsize=(3.4 * n + 2.6, 5.6), sharey="row", layout="constrained")
+    widths = [r.scenario.horizon_ms for r in runs]
+    fig, axes = plt.subplots(2, n, figsize=(3.4 * n + 3.4, 6.2), width_ratios=widths, layout="constrained")
     axes = np.asarray(axes).reshape(2, n)
+    shared = [k for k, r in enumerate(runs) if r.scenario.queue_limit is None or r.scenario.queue_limit >= 100]
+    for k in range(1, n):  # share before drawing, so the shared limits cover every column's data
+        axes[0, k].sharey(axes[0, 0])
+        if k in shared and k != shared[0]:
+            axes[1, k].sharey(axes[1, shared[0]])
     for k, (run, cmp) in enumerate(zip(runs, comparisons, strict=True)):
         turn_panels(run, cmp["models"], (axes[0, k], axes[1, k]))
     for row in axes:  # one legend per row, with every entry of every column (the last turn has no degrade)
         handles, labels = legend_entries(row)
         row[-1].legend(handles, labels, loc="upper left", bbox_to_anchor=(1.02, 1.0), fontsize=8)
-    axes[0, 0].set_ylabel("per second")
-    axes[1, 0].set_ylabel("queue (batches)")
+    axes[0, 0].set_ylabel("requests per second\n(users, attempts, goodput)")
+    axes[1, 0].set_ylabel("batches waiting, B + C")
     return fig, axes
 
 
 def ledger_bars(runs, ax=None):
-    """For each run: rows in t_trans, split into answers and wasted, beside the servers' count."""
+    """For each run, side by side: rows in t_trans (database), rows the servers committed, answers +
+    wasted (load generator; equal to both when nothing is lost) and the attempts rejected at the door."""
     import matplotlib.pyplot as plt
 
     if ax is None:
-        _, ax = plt.subplots(figsize=(7.5, 2.8), layout="constrained")
+        _, ax = plt.subplots(figsize=(8.5, 4.6), layout="constrained")
     names = [r.turn for r in runs]
     y = np.arange(len(runs))
+    h = 0.2
+    db = np.array([r.ledger.db_rows for r in runs], dtype=float)
+    srv = np.array([r.ledger.server_committed for r in runs], dtype=float)
     ans = np.array([r.ledger.answered for r in runs], dtype=float)
     wst = np.array([r.ledger.wasted for r in runs], dtype=float)
-    srv = np.array([r.ledger.server_committed for r in runs], dtype=float)
-    ax.barh(y + 0.18, ans, height=0.34, color=COLORS["goodput"], label="answers (load generator)")
-    ax.barh(y + 0.18, wst, left=ans, height=0.34, color=COLORS["wasted"], label="wasted (in t_trans, no answer)")
-    ax.barh(y - 0.18, srv, height=0.34, color=COLORS["capacity"], alpha=0.6, label="rows the servers committed")
+    rej = np.array([r.ledger.rejected for r in runs], dtype=float)
+    ax.barh(y - 1.5 * h, db, height=h, color=COLORS["capacity"], label="rows in t_trans (database)")
+    ax.barh(y - 0.5 * h, srv, height=h, color=COLORS["capacity"], alpha=0.5, label="rows the servers committed")
+    ax.barh(y + 0.5 * h, ans, height=h, color=COLORS["goodput"], label="answers (load generator)")
+    ax.barh(y + 0.5 * h, wst, left=ans, height=h, color=COLORS["wasted"],
+            label="wasted (committed, client saw no answer)")
+    ax.barh(y + 1.5 * h, rej, height=h, color=COLORS["rejected"], label="attempts rejected by a full queue")
     ax.set_yticks(y, names)
     ax.invert_yaxis()
-    plotting.decorate(ax, xlabel="rows committed in the run", legend=False)
-    ax.legend(loc="lower right", fontsize=8)
+    plotting.decorate(ax, xlabel="rows (or attempts) in the run", legend=False)
+    ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.18), ncol=3, fontsize=8, frameon=False)
     return ax
