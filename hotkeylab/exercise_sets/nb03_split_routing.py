@@ -5,10 +5,20 @@ from __future__ import annotations
 from dataclasses import replace
 
 from .. import capacity, routing
-from ..exercises import as_number, close_to, exercise
+from ..exercises import Mistake, as_whole, exercise, numeric
 
-#: Exercise 1's layout: servers in three datacentres, clients in all three, primary in B.
-THREE_DC_LAYOUT = routing.make_layout({"A": 2, "B": 4, "C": 3}, primary_dc="B")
+#: Exercise 1's layout: clients in three datacentres, servers only in B and C, primary in B. A's
+#: clients find no server in their region and fall back to the whole list (the model's assumption).
+THREE_DC_LAYOUT = routing.make_layout({"A": 0, "B": 4, "C": 3}, client_dcs=("A", "B", "C"), primary_dc="B")
+
+#: Exercise 2's layout: 12 servers, 8 in B and 4 in C, on the seed's per-region lists.
+TWELVE_LAYOUT = routing.make_layout({"B": 8, "C": 4}, primary_dc="B")
+
+#: Exercise 3's peak: +30% instead of the seed's +20%.
+PEAK_30 = 1.3
+
+#: The timeout-threshold exercise: the owner in C alone, clients that wait 300 ms.
+C_ALONE_TIMEOUT_MS = 300.0
 
 
 def owners_three_dcs() -> int:
@@ -16,90 +26,128 @@ def owners_three_dcs() -> int:
     return len({s.name for s in routing.owners_by_dc(THREE_DC_LAYOUT).values()})
 
 
-def backlog_seconds() -> float:
-    """Seconds for the two-owner backlog to reach the timeout threshold (M − T − N̄)/N̄ at the peak."""
+def _growth_at_peak() -> float:
+    """Batches/s by which the two owners' backlog grows at a +30% peak."""
     sc = routing.SEED_INCIDENT
-    mean_batch_ms = sum(sc.owners_ms) / len(sc.owners_ms)
-    growth = capacity.queue_growth_rate(
+    demand = capacity.batcher_batch_rate(PEAK_30 * sc.rate_per_s, sc.max_rows, sc.max_wait_ms)
+    return capacity.queue_growth_rate(demand, 0.0, capacity.alternating_owners_tps(sc.owners_ms))
+
+
+def _growth_at_seed_peak() -> float:
+    """The same at the seed's +20% peak: the answer of someone who kept the printed demand."""
+    sc = routing.SEED_INCIDENT
+    return capacity.queue_growth_rate(
         routing.demand_batches_per_s(sc, peak=True), 0.0, capacity.alternating_owners_tps(sc.owners_ms)
     )
-    return capacity.timeout_queue_length(sc.timeout_ms, mean_batch_ms, sc.max_wait_ms) / growth
+
+
+def _c_ms() -> float:
+    return max(routing.SEED_INCIDENT.owners_ms)
+
+
+@numeric("03.timeout_queue_c", rel=0.02, unit="batches",
+         hint="(M − T − N)/N with M = 300 ms, T = 20 ms and N = C's merged-commit time.",
+         mistakes=lambda: [Mistake(capacity.critical_queue_length(C_ALONE_TIMEOUT_MS, _c_ms()), rel=0.01, message=(
+             "That is the seed's M/N. The request also waits up to T in the batcher and then for its own "
+             "commit: (M − T − N)/N."))])  # fmt: skip
+def timeout_queue_c() -> float:
+    """Batches ahead of a request on C's lone owner at which a 300 ms client starts timing out."""
+    return capacity.timeout_queue_length(C_ALONE_TIMEOUT_MS, _c_ms(), routing.SEED_INCIDENT.max_wait_ms)
+
+
+def _threshold_two_owners() -> float:
+    sc = routing.SEED_INCIDENT
+    return capacity.timeout_queue_length(sc.timeout_ms, sum(sc.owners_ms) / len(sc.owners_ms), sc.max_wait_ms)
+
+
+def _backlog_seconds_seed_peak() -> float:
+    return _threshold_two_owners() / _growth_at_seed_peak()
 
 
 def backlog_seconds_seed_rule() -> float:
     """The same with the seed's M/N: the answer of someone who leaves out T and the request's own N."""
     sc = routing.SEED_INCIDENT
     mean_batch_ms = sum(sc.owners_ms) / len(sc.owners_ms)
-    growth = capacity.queue_growth_rate(
-        routing.demand_batches_per_s(sc, peak=True), 0.0, capacity.alternating_owners_tps(sc.owners_ms)
-    )
-    return capacity.critical_queue_length(sc.timeout_ms, mean_batch_ms) / growth
+    return capacity.critical_queue_length(sc.timeout_ms, mean_batch_ms) / _growth_at_peak()
 
 
+@numeric("03.remap_region_list", rel=0.02, unit="of keys",
+         hint="B's clients hash over B's list only: how many servers are on it before and after?",
+         mistakes=lambda: [
+             Mistake(routing.remap_fraction_closed(TWELVE_LAYOUT.count("B") + TWELVE_LAYOUT.count("C"), "modulo"),
+                     rel=0.0, abs=1e-3, message=(
+                         "That would hold for one global list of all 12. B's clients route on B's list.")),
+             Mistake(routing.remap_fraction_closed(TWELVE_LAYOUT.count("B"), "consistent"), rel=0.0, abs=1e-3,
+                     message="That is what consistent or rendezvous hashing would move; modulo moves far more."),
+         ])  # fmt: skip
+def remap_region_list() -> float:
+    """12 servers on per-region lists (8 in B, 4 in C), modulo; one B server leaves: the share of
+    keys whose owner changes for B's clients."""
+    return routing.remap_fraction_closed(TWELVE_LAYOUT.count("B"), "modulo")
+
+
+@numeric("03.remap_modulo_12", rel=0.02, unit="of keys",
+         hint="A key stays only if h mod 12 and h mod 11 name the same server.",
+         mistakes=lambda: [Mistake(routing.remap_fraction_closed(12, "consistent"), rel=0.0, abs=1e-3, message=(
+             "1/12 is what consistent or rendezvous hashing would move; modulo moves far more."))])  # fmt: skip
+def remap_modulo_12() -> float:
+    """Share of keys that move when 12 servers become 11 under modulo placement."""
+    return routing.remap_fraction_closed(12, "modulo")
+
+
+@numeric("03.backlog_seconds", rel=0.05, unit="s",
+         hint="Threshold (M − T − N)/N with N the mean batch time, divided by demand − capacity in batches/s.",
+         mistakes=lambda: [
+             Mistake(backlog_seconds_seed_rule(), rel=0.03, message=(
+                 "That is the seed's M/N. A request also waits up to T in the batcher and then for its own "
+                 "commit: use (M − T − N)/N.")),
+             Mistake(_backlog_seconds_seed_peak(), rel=0.03, message=(
+                 "That is the +20% peak printed above. At +30% the batcher makes more batches: "
+                 "compute r(1.3 λ) with capacity.batcher_batch_rate.")),
+         ])  # fmt: skip
+def backlog_seconds() -> float:
+    """Seconds for the two-owner backlog to reach (M − T − N̄)/N̄ at a +30% peak."""
+    sc = routing.SEED_INCIDENT
+    mean_batch_ms = sum(sc.owners_ms) / len(sc.owners_ms)
+    return capacity.timeout_queue_length(sc.timeout_ms, mean_batch_ms, sc.max_wait_ms) / _growth_at_peak()
+
+
+@numeric("03.per_owner_critical_rate", rel=0.02, unit="requests/s",
+         hint="Solve r(0.9λ)·16 + r(0.1λ)·27 = 1000 for λ (r = capacity.batcher_batch_rate), e.g. by bisection.",
+         mistakes=lambda: [Mistake(routing.critical_rate_per_s(routing.SEED_INCIDENT), rel=0.03, message=(
+             "That is the shared batcher's edge. Per owner, each region's stream has its own batcher: "
+             "r(0.9λ)·16 + r(0.1λ)·27 = 1000."))])  # fmt: skip
 def per_owner_critical_rate() -> float:
     """Per-owner batchers, 10% of users in C: the load where the lock's utilisation reaches 1."""
     return routing.critical_rate_per_s(replace(routing.PER_OWNER, split=(0.9, 0.1)))
 
 
-@exercise("03.owners_three_dcs")
-def _owners_three_dcs(answer):
-    expected = owners_three_dcs()
-    a = as_number(answer)
-    if a is None or not a.is_integer():  # int(2.7) would quietly accept 2.7 as 2
-        return False, f"expected a whole number of servers, got {answer!r}"
-    a = int(a)
-    if a == expected:
-        return True, (f"{a}: one owner per datacentre that has servers — each filterRegion list "
-                      "picks its own.")
-    if a == 1:
-        return False, "1 would need every client to route on the same list. Which list does a client in A use?"
-    return False, f"{a} is not it. Count the datacentres that have both clients and servers."
+def _c_alone_tps() -> float:
+    return routing.hot_key_tps([routing.SEED_LAYOUT.by_name("c1")])
 
 
-@exercise("03.remap_modulo_12")
-def _remap_modulo_12(answer):
-    expected = routing.remap_fraction_closed(12, "modulo")
-    if isinstance(answer, (int, float)) and abs(float(answer) - routing.remap_fraction_closed(12, "consistent")) < 1e-3:
-        return False, "1/12 is what consistent or rendezvous hashing would move; modulo moves far more."
-    return close_to(answer, expected, rel=0.02, unit="of keys",
-                    hint="A key stays only if h mod 12 and h mod 11 name the same server.")
-
-
-@exercise("03.backlog_seconds")
-def _backlog_seconds(answer):
-    a = as_number(answer)
-    if a is not None and abs(a - backlog_seconds_seed_rule()) < 0.03 * backlog_seconds_seed_rule():
-        return False, ("That is the seed's M/N. A request also waits up to T in the batcher and then for its own "
-                       "commit: use (M − T − N)/N.")
-    return close_to(answer, backlog_seconds(), rel=0.05, unit="s",
-                    hint="Threshold (M − T − N)/N with N the mean batch time, divided by demand − capacity in batches/s.")
-
-
-@exercise("03.per_owner_critical_rate")
-def _per_owner_critical_rate(answer):
-    a = as_number(answer)
-    shared = routing.critical_rate_per_s(routing.SEED_INCIDENT)
-    if a is not None and abs(a - shared) < 0.03 * shared:
-        return False, ("That is the shared batcher's edge. Per owner, each region's stream has its own batcher: "
-                       "r(0.9λ)·16 + r(0.1λ)·27 = 1000.")
-    return close_to(answer, per_owner_critical_rate(), rel=0.02, unit="requests/s",
-                    hint="Solve r(0.9λ)·16 + r(0.1λ)·27 = 1000 for λ (r = capacity.batcher_batch_rate), e.g. by bisection.")
-
-
+@numeric("03.global_c_owner_timeout_s", rel=0.05, unit="s",
+         hint="Threshold (M − T − N)/N with N = 27 ms, divided by normal demand − 1000/27 batches/s.",
+         mistakes=lambda: [Mistake(_c_alone_tps(), rel=0.02, message=(
+             "That is the owner's capacity in merged commits/s; the question asks for seconds until timeouts."))])  # fmt: skip
 def global_c_owner_timeout_s() -> float:
     """Global list, the hot key's single owner in C: seconds at normal load until requests time out."""
     sc = routing.SEED_INCIDENT
     c_ms = max(sc.owners_ms)
-    alone = routing.hot_key_tps([routing.SEED_LAYOUT.by_name("c1")])
-    growth = capacity.queue_growth_rate(routing.demand_batches_per_s(sc, peak=False), 0.0, alone)
+    growth = capacity.queue_growth_rate(routing.demand_batches_per_s(sc, peak=False), 0.0, _c_alone_tps())
     return capacity.timeout_queue_length(sc.timeout_ms, c_ms, sc.max_wait_ms) / growth
 
 
-@exercise("03.global_c_owner_timeout_s")
-def _global_c_owner_timeout_s(answer):
-    a = as_number(answer)
-    alone = routing.hot_key_tps([routing.SEED_LAYOUT.by_name("c1")])
-    if a is not None and abs(a - alone) < 0.02 * alone:
-        return False, "That is the owner's capacity in merged commits/s; the question asks for seconds until timeouts."
-    return close_to(answer, global_c_owner_timeout_s(), rel=0.05, unit="s",
-                    hint="Threshold (M − T − N)/N with N = 27 ms, divided by normal demand − 1000/27 batches/s.")
+@exercise("03.owners_three_dcs")
+def _owners_three_dcs(answer):
+    expected = owners_three_dcs()
+    a, why = as_whole(answer, "servers")  # int(2.7) would quietly accept 2.7 as 2
+    if a is None:
+        return False, why
+    if a == expected:
+        return True, (f"{a}: B's and C's lists each pick their own owner, and A's clients, hashing over "
+                      "the whole list, pick a third.")
+    if a == 1:
+        return False, "1 would need every client to route on the same list. Which list does a client in A use?"
+    return False, (f"{a} is not it. B's and C's clients route on their own lists; A's fall back to the whole "
+                   "list. Route the key for each and count the distinct servers.")

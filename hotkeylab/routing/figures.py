@@ -91,22 +91,23 @@ def plot_band_map(shared: LockScenario, per_owner: LockScenario, shared_verdicts
     one_limit = critical_rate_per_s(replace(shared, owners_ms=shared.owners_ms[:1],
                                             owner_names=shared.owner_names[:1])) / shared.peak_factor
     lo, hi = seed_band(shared, variability=True)
-    left.axhspan(lo, hi, **shade)
-    for y in seed_band(shared):
-        left.axhline(y, **fluid)
+    left.axhspan(lo, hi, **shade, label="closed form with\nqueueing variability")
+    for k, y in enumerate(seed_band(shared)):
+        left.axhline(y, **fluid, label="fluid closed form" if k == 0 else None)
     left.plot([v.both / v.n for v in shared_verdicts], [v.rate_per_s for v in shared_verdicts], "o",
-              color=plotting.COLORS["capacity"], ms=6)
+              color=plotting.COLORS["capacity"], ms=6, label=f"simulated (label: seeds\nwith both, of {shared_verdicts[0].n})")
     for v in shared_verdicts:
-        left.annotate(f"{v.both}/{v.n}", (v.both / v.n, v.rate_per_s), xytext=(4, 2), textcoords="offset points",
-                      fontsize=7, ha="right" if v.both > v.n / 2 else "left")
+        right_side = v.both > v.n / 2
+        left.annotate(f"{v.both}/{v.n}", (v.both / v.n, v.rate_per_s), xytext=(-8 if right_side else 8, 0),
+                      textcoords="offset points", fontsize=7, va="center", ha="right" if right_side else "left")
     loads = [v.rate_per_s for v in shared_verdicts]
     left.set_ylim(min(min(loads), lo) * 0.96, max(max(loads), hi) * 1.04)
     left.set_xlim(-0.08, 1.08)
     left.set_xticks([0, 0.5, 1])
-    left.set_xlabel("share of seeds with both")
+    left.set_xlabel("share of seeds dormant at normal\nload, then tipped by the peak")
     left.set_ylabel("normal load (user requests/s)")
-    left.text(0.95, 0.03, "shared batcher\n(the seed's)", transform=left.transAxes, va="bottom", ha="right",
-              fontsize=8, bbox=dict(facecolor="white", alpha=0.85, lw=0))
+    left.set_title("shared batcher (the seed's)", fontsize=9)
+    left.legend(loc="upper center", bbox_to_anchor=(0.5, -0.3), fontsize=7, frameon=False)
     cs = np.geomspace(1e-3, 0.7, 40)
     var = np.array([seed_band(replace(per_owner, split=(1 - c, c)), variability=True) for c in cs])
     flu = np.array([seed_band(replace(per_owner, split=(1 - c, c))) for c in cs])
@@ -117,7 +118,8 @@ def plot_band_map(shared: LockScenario, per_owner: LockScenario, shared_verdicts
                   label="above: one owner in B would not carry the peak either")
     for c, v in per_owner_verdicts:
         right.plot([c], [v.rate_per_s], "o", color=plotting.COLORS["capacity"], ms=6)
-        right.annotate(f"{v.both}/{v.n}", (c, v.rate_per_s), xytext=(5, 3), textcoords="offset points", fontsize=7)
+        right.annotate(f"{v.both}/{v.n}", (c, v.rate_per_s), xytext=(9, 0), textcoords="offset points", fontsize=7,
+                       va="center", bbox=dict(facecolor="white", alpha=0.8, lw=0, pad=0.5))
     right.plot([], [], "o", color=plotting.COLORS["capacity"], ms=6,
                label="simulated: seeds dormant, then tipped (of 20)")
     right.set_xscale("log")
@@ -126,7 +128,7 @@ def plot_band_map(shared: LockScenario, per_owner: LockScenario, shared_verdicts
     right.set_ylim(40, 2000)
     right.set_ylabel("normal load (user requests/s)")
     right.set_xlabel("share of users in C's region (per-owner batchers)")
-    right.text(0.97, 0.97, "per-owner batchers", transform=right.transAxes, va="top", ha="right", fontsize=8)
+    right.set_title("per-owner batchers", fontsize=9)
     right.legend(loc="lower left", fontsize=7)
     return axes
 
@@ -141,10 +143,23 @@ def plot_transient(run: TransientRun, ax=None):
     t = w["t"]
     ax.step(t, w["multi_keys"], where="post", color=plotting.COLORS["owner_c"], lw=2,
             label="keys with > 1 owner (share, per window)")
-    ax.axhline(run.share_key_time, color=plotting.COLORS["owner_c"], ls=":", lw=1.5, label="simulated mean")
     closed = dual_owner_share_closed(sc.poll_ms, sc.changes_per_min, sc.n_clients, sc.n_servers, sc.scheme)
-    ax.axhline(closed, color=plotting.COLORS["formula"], ls="--", lw=1.5, label="closed form")
+    mean_style = dict(color=plotting.COLORS["capacity"], ls=":", lw=2.5,
+                      label=f"simulated mean {100 * run.share_key_time:.2f}%")
+    closed_style = dict(color=plotting.COLORS["formula"], ls="--", lw=1.5, label=f"closed form {100 * closed:.2f}%")
+    ax.axhline(run.share_key_time, **mean_style)
+    ax.axhline(closed, **closed_style)
     plotting.decorate(ax, xlabel="time (s)", ylabel="share of keys", xlim=(0, sc.horizon_ms / 1000), legend=False)
     ax.set_ylim(0, 1.0)
     ax.legend(loc="lower center", bbox_to_anchor=(0.5, 1.0), ncol=3, fontsize=8)
+    # the two means lie within a few per cent of 0: a zoomed inset shows them apart
+    top = 2.0 * max(run.share_key_time, closed, 1e-3)
+    ins = ax.inset_axes([0.62, 0.45, 0.36, 0.5])
+    ins.step(t, w["multi_keys"], where="post", color=plotting.COLORS["owner_c"], lw=1)
+    ins.axhline(run.share_key_time, color=mean_style["color"], ls=":", lw=2.5)
+    ins.axhline(closed, color=closed_style["color"], ls="--", lw=1.5)
+    ins.set_ylim(0, top)
+    ins.set_xlim(0, sc.horizon_ms / 1000)
+    ins.set_title(f"zoom: 0 to {100 * top:.0f}% of keys", fontsize=7)
+    ins.tick_params(labelsize=6)
     return ax
