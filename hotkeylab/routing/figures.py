@@ -95,7 +95,7 @@ def plot_band_map(shared: LockScenario, per_owner: LockScenario, shared_verdicts
     for k, y in enumerate(seed_band(shared)):
         left.axhline(y, **fluid, label="fluid closed form" if k == 0 else None)
     left.plot([v.both / v.n for v in shared_verdicts], [v.rate_per_s for v in shared_verdicts], "o",
-              color=plotting.COLORS["capacity"], ms=6, label=f"simulated (label: seeds\nwith both, of {shared_verdicts[0].n})")
+              color=plotting.COLORS["capacity"], ms=6, label=f"simulated (label: seeds dormant,\nthen tipped, of {shared_verdicts[0].n})")
     for v in shared_verdicts:
         right_side = v.both > v.n / 2
         left.annotate(f"{v.both}/{v.n}", (v.both / v.n, v.rate_per_s), xytext=(-8 if right_side else 8, 0),
