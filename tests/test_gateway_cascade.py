@@ -371,6 +371,7 @@ def test_log_buffers_fill_at_the_closed_form_time():
         ("step_ms", 0.0),
         ("steps", 0),
         ("steps", gw.MAX_STEPS + 1),
+        ("hosts", gw.MAX_HOST_STEPS // SC.steps + 1),  # hosts × steps bounds the scans' memory
     ],
 )
 def test_bad_scenario_raises_naming_the_parameter(field, value):
@@ -411,6 +412,13 @@ def test_bad_scenario_raises_naming_the_parameter(field, value):
         (lambda: gw.installs_at(SC, math.nan), "t_ms"),
         (lambda: gw.installs_at(SC, [0.0, math.nan]), "t_ms"),
         (lambda: gw.installs_at(SC, "soon"), "t_ms"),
+        (lambda: gw.peak_loads(None), "scenario"),
+        (lambda: gw.heap_fill_s({"hosts": 20}), "scenario"),
+        (lambda: gw.young_gc_per_s(SC, calls_per_s=-1.0), "calls_per_s"),
+        (lambda: gw.simulate_key_fetches(1e7, 1.0, horizon_ms=1e9), "max_arrivals"),
+        (lambda: gw.simulate_key_fetches(10, 1, max_arrivals=gw.MAX_ARRIVALS + 1), "max_arrivals"),
+        (lambda: gw.StepLog(("t", "queue")).add(queue=1.0, t=0.0), "column"),
+        (lambda: gw.FlowLog(("a", "b")).add(a=(1, 1, 0, 0)), "column"),
     ],
 )
 def test_bad_arguments_raise_naming_the_parameter(call, name):
@@ -498,6 +506,23 @@ def test_early_stop_keeps_the_alarm_order_and_singleflight_needs_the_queue_term(
     assert b + a / (1 + lam * SC.jimdb_net_ms / 1000) > 1  # the round trip alone: overloaded
     u = gw.coalesced_utilisation(lam, callers, SC.jimdb_net_ms, SC.shard_ops_per_s, b * SC.shard_ops_per_s)
     assert b < u < 1  # the queue term brings it just under capacity
+
+
+def test_step_and_flow_logs_keep_their_columns():
+    log = gw.StepLog(("t", "queue"))
+    log.add(t=0.0, queue=3.0)
+    log.add(t=1.0, queue=5.0)
+    np.testing.assert_array_equal(log.arrays()["queue"], [3.0, 5.0])
+    flows = gw.FlowLog(("a", "b"))
+    flows.add(a=(1, 1, 0, 0), b=(2, 1, 1, 0))
+    assert flows.arrays()["b"]["dropped"].tolist() == [1.0]
+
+
+def test_key_fetches_cover_the_whole_horizon():
+    # the first block of gaps may fall short of the horizon: more are drawn, none is cut off
+    r = gw.simulate_key_fetches(1000.0, 0.0, mode="none", seed=1, horizon_ms=60_000.0)
+    assert r.arrivals == r.fetches and r.fetch_rate_per_s == pytest.approx(1000.0, rel=0.02)
+    assert r.closed_form_per_s == 1000.0 and r.hit_ratio == 0.0
 
 
 def test_latency_and_installs_of_valid_input():

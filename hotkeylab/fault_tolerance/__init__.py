@@ -64,7 +64,7 @@ from .closed_form import (  # noqa: F401
     user_success,
 )
 from .common import (  # noqa: F401
-    DEFAULT_MAX_EVENTS,
+    MAX_EVENTS,
     MAX_HORIZON_MS,
     MAX_RATE_PER_S,
     MAX_WORKERS,
@@ -290,7 +290,7 @@ __all__ = [
     "MAX_RATE_PER_S",
     "MAX_HORIZON_MS",
     "MAX_WORKERS",
-    "DEFAULT_MAX_EVENTS",
+    "MAX_EVENTS",
     "RETRY_LABELS",
     "Answer",
     "SERVER_NAMES",

@@ -1,6 +1,12 @@
 """09 · Pieces every practice's model shares: the :class:`Run` a simulation returns, the run's
 arguments and time spans checked, Poisson arrivals (:class:`hotkeylab.sim.PoissonSource`), the
 bounded run, per-window statistics and one call in flight (:class:`Attempt`).
+
+Every scenario declares its event cap ``max_events`` in ``[1, MAX_EVENTS]``. One SimPy event costs
+17-28 µs of CPU in these models at their largest loads (the isolation model is the dearest;
+ejection about 4 µs), measured on the 2-core CI machine while it ran other work, so a run at the cap
+takes at most about 4.5 s of CPU and ends within ~20 s of wall time on a machine loaded four times
+over. A run the cap stops ends with ``status.truncated``.
 """
 
 from __future__ import annotations
@@ -9,14 +15,25 @@ import math
 from dataclasses import dataclass, field
 
 import numpy as np
+import simpy
 
-from ..sim import Ledger, PoissonSource, RunStatus, check_seed, run_bounded
-from ..validate import check_int, check_number, param
+from ..sim import (
+    Ledger,
+    PoissonSource,
+    Recorder,
+    RunStatus,
+    check_seed,
+    run_bounded,
+    window_percentiles,
+)
+from ..validate import check_fields, check_number, param
 
 MAX_RATE_PER_S = 100_000.0
 MAX_HORIZON_MS = 3_600_000.0
 MAX_WORKERS = 100_000
-DEFAULT_MAX_EVENTS = 2_000_000
+#: the largest event cap of one run (see the module docstring); the largest run of notebook 09
+#: (the isolation preset) needs about 139,000 events
+MAX_EVENTS = 160_000
 
 
 @dataclass(frozen=True)
@@ -63,6 +80,12 @@ def span_end(default: float):
     return param(default, low=0.0, allow_inf=True)
 
 
+def events_param(default: int = MAX_EVENTS):
+    """The run's event cap (``max_events``) in ``[1, MAX_EVENTS]``: a run that reaches it ends
+    there, with ``status.truncated``."""
+    return param(default, kind="int", low=1, high=MAX_EVENTS)
+
+
 def horizon_param(default: float):
     return param(default, low=0.0, low_open=True, high=MAX_HORIZON_MS)
 
@@ -73,6 +96,18 @@ def window_param(default: float):
 
 
 # --------------------------------------------------------------------------- checks
+def check_scenario_fields(sc, *spans: tuple[str, str]) -> None:
+    """What every practice's scenario checks in ``__post_init__``: the declared ranges of its
+    fields (:func:`hotkeylab.validate.check_fields`), each time span ``(start, end)`` in order
+    (:func:`check_span`) and ``window_ms`` inside the horizon (:func:`check_window_ms`), if it
+    has windows."""
+    check_fields(sc)
+    for start, end in spans:
+        check_span(sc, start, end)
+    if hasattr(sc, "window_ms"):
+        check_window_ms(sc)
+
+
 def check_span(sc, start: str, end: str) -> None:
     """A time span of scenario ``sc`` (fields ``start`` and ``end``, ms): ``end >= start``. The
     fields' own ranges are declared on them (:func:`span_start`, :func:`span_end`)."""
@@ -92,10 +127,9 @@ def check_scenario(name: str, value, kind) -> None:
         raise ValueError(f"{name} must be a fault_tolerance.{kind.__name__}, got {type(value).__name__}")
 
 
-def check_run_args(scenario, kind, seed, max_events) -> int:
+def check_run_args(scenario, kind, seed) -> int:
     """The arguments every ``simulate_*`` takes; returns the checked seed."""
     check_scenario("scenario", scenario, kind)
-    check_int("max_events", max_events, low=1)
     return check_seed(seed)
 
 
@@ -141,18 +175,19 @@ def poisson(env, rng, segs, spawn):
             spawn()
 
 
-def bounded(env, sc, max_events) -> RunStatus:
-    """Run ``env`` to the scenario's horizon or the event cap (:func:`hotkeylab.sim.run_bounded`)."""
-    st = run_bounded(env, until_ms=sc.horizon_ms, max_events=max_events)
+def bounded(env, sc) -> RunStatus:
+    """Run ``env`` to the scenario's horizon or its event cap ``sc.max_events``
+    (:func:`hotkeylab.sim.run_bounded`)."""
+    st = run_bounded(env, until_ms=sc.horizon_ms, max_events=sc.max_events)
     t_end = float(env.now) if st.truncated else sc.horizon_ms
     return RunStatus(t_end_ms=t_end, events=st.events, truncated=st.truncated)
 
 
-def finish(env, sc, rec, st, max_events) -> tuple[RunStatus, dict, np.ndarray]:
+def finish(env, sc, rec, st) -> tuple[RunStatus, dict, np.ndarray]:
     """The shared tail of a ``simulate_*``: run ``env`` to the horizon or the event cap
     (:func:`bounded`), extend the recorder's levels to the run's end, and read back the windows
     and the requests' arrival times ``st.arrive`` (ms). Returns ``(status, windows, arrive_ms)``."""
-    status = bounded(env, sc, max_events)
+    status = bounded(env, sc)
     rec.close(status.t_end_ms)
     return status, rec.arrays(), np.asarray(st.arrive, float)
 
@@ -172,6 +207,18 @@ def ledger(outcomes, **extra) -> tuple[np.ndarray, Ledger]:
     return codes, Ledger.from_outcomes(codes, **extra)
 
 
+@dataclass
+class RunState:
+    """What the mutable state of every practice's run starts with: the SimPy environment, the
+    scenario (the practice's own scenario class), the run's random stream and its recorder (None
+    where a run keeps no windows). Each practice's ``_…State`` adds its queues and per-request lists."""
+
+    env: simpy.Environment
+    sc: object
+    rng: np.random.Generator
+    rec: Recorder | None
+
+
 class Attempt:
     """One call in flight: ``done`` fires with the answer; ``abandoned`` once the caller has
     given up (the callee cannot tell, and its late answer is wasted work)."""
@@ -185,25 +232,23 @@ class Attempt:
 
 # --------------------------------------------------------------------------- windows
 def window_stats(t_done_ms, values, window_ms, n):
-    """Mean, p50 and p99 of ``values`` binned by ``t_done_ms`` into ``n`` windows (NaN if none)."""
-    mean = np.full(n, np.nan)
-    p50 = np.full(n, np.nan)
-    p99 = np.full(n, np.nan)
+    """Mean, p50 and p99 of ``values`` binned by ``t_done_ms`` into ``n`` windows (NaN in a window
+    with none; a NaN time or value is left out). The percentiles are the kernel's
+    :func:`hotkeylab.sim.window_percentiles`."""
     t = np.asarray(t_done_ms, dtype=float)
     v = np.asarray(values, dtype=float)
     keep = ~np.isnan(t) & ~np.isnan(v)
-    idx = np.floor_divide(t[keep], window_ms).astype(np.int64)
-    v = v[keep]
+    t, v = t[keep], v[keep]
+    p50, p99 = window_percentiles(t, v, window_ms, n, qs=(50, 99))
+    idx = np.floor_divide(t, window_ms)
     inside = (idx >= 0) & (idx < n)
-    idx, v = idx[inside], v[inside]
-    order = np.argsort(idx, kind="stable")
-    idx, v = idx[order], v[order]
-    bounds = np.searchsorted(idx, np.arange(n + 1))
-    for w in range(n):
-        a, b = bounds[w], bounds[w + 1]
-        if b > a:
-            mean[w] = v[a:b].mean()
-            p50[w], p99[w] = np.percentile(v[a:b], [50, 99])
+    idx, v = idx[inside].astype(np.int64), v[inside]
+    v = v[np.argsort(idx, kind="stable")]  # the values window by window
+    counts = np.bincount(idx, minlength=n)
+    full = counts > 0
+    mean = np.full(n, np.nan)
+    if full.any():
+        mean[full] = [run.mean() for run in np.split(v, np.cumsum(counts[full])[:-1])]
     return mean, p50, p99
 
 

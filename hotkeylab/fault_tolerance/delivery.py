@@ -21,7 +21,7 @@ import numpy as np
 import simpy
 
 from ..sim import Outcome, Recorder, make_rng
-from ..validate import check_choice, check_fields, check_int, check_number, param
+from ..validate import check_choice, check_int, check_number, param
 from . import common
 from .closed_form import MAX_CLICKS, gift_distribution
 
@@ -72,12 +72,13 @@ class DeliveryScenario:
     async_timeout_ms: float = param(60_000.0, low=0.0, low_open=True, high=1e8)
     async_retry_ms: float = param(10_000.0, low=0.0, low_open=True, high=1e8)
     async_max_attempts: int = param(20, kind="int", low=1, high=10_000)
-    script: tuple = ()  # outcomes of the first calls, each one of OUTCOMES
+    script: tuple | None = None  # outcomes of the first calls, each one of OUTCOMES (None: drawn)
     horizon_ms: float = common.horizon_param(1_800_000.0)
     window_ms: float = common.window_param(10_000.0)
+    max_events: int = common.events_param()  # the run's event cap (status.truncated if it stops the run)
 
     def __post_init__(self):
-        check_fields(self)
+        common.check_scenario_fields(self)
         if self.slow_ms <= self.timeout_ms:
             raise ValueError(
                 f"slow_ms must be > timeout_ms ({self.timeout_ms:g}): a timeout-success completes "
@@ -87,11 +88,11 @@ class DeliveryScenario:
         total = self.p_connect_fail + self.p_read_lost + self.p_read_delivered
         if total > 1.0 + 1e-12:
             raise ValueError(f"p_connect_fail + p_read_lost + p_read_delivered must be <= 1, got {total:g}")
-        if not isinstance(self.script, tuple):
-            raise ValueError(f"script must be a tuple of outcomes, got {self.script!r}")
-        for j, o in enumerate(self.script):
-            check_choice(f"script[{j}]", o, OUTCOMES)
-        common.check_window_ms(self)
+        if self.script is not None:
+            if not isinstance(self.script, tuple) or not self.script:
+                raise ValueError(f"script must be None or a non-empty tuple of outcomes, got {self.script!r}")
+            for j, o in enumerate(self.script):
+                check_choice(f"script[{j}]", o, OUTCOMES)
 
     @property
     def p_ok(self) -> float:
@@ -156,11 +157,7 @@ def expected_duplicates(scenario: DeliveryScenario = SEED_DELIVERY, per_users: i
 
 
 @dataclass
-class _DeliveryState:
-    env: simpy.Environment
-    sc: DeliveryScenario
-    rng: np.random.Generator
-    rec: Recorder
+class _DeliveryState(common.RunState):  # sc: a DeliveryScenario
     gifts: list = field(default_factory=list)  # per user
     reads: list = field(default_factory=list)  # read timeouts per user (read_cap)
     orders: dict = field(default_factory=dict)  # order id -> "in_progress" | "done"
@@ -173,7 +170,7 @@ class _DeliveryState:
     def outcome(self) -> str:
         j = self.calls_made
         self.calls_made += 1
-        if j < len(self.sc.script):
+        if self.sc.script is not None and j < len(self.sc.script):
             return self.sc.script[j]
         sc = self.sc
         u = self.rng.random()
@@ -308,20 +305,20 @@ def async_deliverer(env, st: _DeliveryState, u: int, t_claim: float):
 
 
 def simulate_delivery(
-    scenario: DeliveryScenario = SEED_DELIVERY, seed: int = 0, *, max_events: int = common.DEFAULT_MAX_EVENTS
+    scenario: DeliveryScenario = SEED_DELIVERY, seed: int = 0
 ) -> common.Run:
     """Run the delivery model. The ledger counts clicks: served (shown success), timed_out
     (shown "领取失败"), rejected (refused), in_system (no answer yet). ``summary`` has the
     gifts, duplicates and users without a gift, per ``users``; ``log["events"]`` the
     ``(t_ms, actor, what)`` list for :func:`plot_sequence`."""
-    seed = common.check_run_args(scenario, DeliveryScenario, seed, max_events)
+    seed = common.check_run_args(scenario, DeliveryScenario, seed)
     sc = scenario
     env = simpy.Environment()
     rec = Recorder(sc.horizon_ms, sc.window_ms,
                    counters=("offered", "goodput", "timeouts", "rejected", "gifts", "duplicates"))
     st = _DeliveryState(env, sc, make_rng(seed), rec)
     env.process(gift_users(env, st))
-    status = common.bounded(env, sc, max_events)
+    status = common.bounded(env, sc)
     w = rec.arrays()
     gifts = np.asarray(st.gifts, int)
     outcome, books = common.ledger([SHOWN.get(c[2], Outcome.IN_SYSTEM) for c in st.clicks], gifts=int(gifts.sum()),

@@ -20,7 +20,7 @@ import numpy as np
 import simpy
 
 from ..sim import Outcome, Recorder, make_rng
-from ..validate import check_fields, check_int, param
+from ..validate import check_int, param
 from . import common
 
 SERVER_NAMES = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
@@ -70,16 +70,15 @@ class EjectionScenario:
     error_ms: float = param(1.0, low=0.0, low_open=True, high=1e6)  # a bad machine answers its error after this long
     horizon_ms: float = common.horizon_param(40_000.0)
     window_ms: float = common.window_param(500.0)
+    max_events: int = common.events_param()  # the run's event cap (status.truncated if it stops the run)
 
     def __post_init__(self):
-        check_fields(self)
+        common.check_scenario_fields(self, ("bad_start_ms", "bad_end_ms"))
         check_int("bad_server", self.bad_server, low=0, high=self.servers - 1)
         check_int("datacentres", self.datacentres, low=1, high=self.servers)
         if self.servers % self.datacentres:
             raise ValueError(f"servers must be a multiple of datacentres={self.datacentres}, got {self.servers}")
         check_int("bad_datacentre", self.bad_datacentre, low=-1, high=self.datacentres - 1)
-        common.check_span(self, "bad_start_ms", "bad_end_ms")
-        common.check_window_ms(self)
 
     @property
     def per_datacentre(self) -> int:
@@ -144,11 +143,7 @@ SEED_EJECTION_OVERLOAD = replace(
 
 
 @dataclass
-class _L5State:
-    env: simpy.Environment
-    sc: EjectionScenario
-    rng: np.random.Generator
-    rec: Recorder
+class _L5State(common.RunState):  # sc: a EjectionScenario
     in_rotation: list
     busy: list
     calls: list
@@ -250,12 +245,12 @@ def l5_prober(env, st: _L5State, k: int):
 
 
 def simulate_ejection(
-    scenario: EjectionScenario = SEED_EJECTION, seed: int = 0, *, max_events: int = common.DEFAULT_MAX_EVENTS
+    scenario: EjectionScenario = SEED_EJECTION, seed: int = 0
 ) -> common.Run:
     """Run the L5 model; ``windows``: offered, goodput, failed (per s), ``success`` (share of the
     requests arriving in the window that succeeded), ``in_rotation`` (machines, time-weighted).
     ``log["ejections"]`` lists ``(machine, ejected_s, readded_s)``."""
-    seed = common.check_run_args(scenario, EjectionScenario, seed, max_events)
+    seed = common.check_run_args(scenario, EjectionScenario, seed)
     sc = scenario
     env = simpy.Environment()
     rec = Recorder(sc.horizon_ms, sc.window_ms, counters=("offered", "goodput", "failed"),
@@ -266,7 +261,7 @@ def simulate_ejection(
     env.process(l5_users(env, st))
     if sc.ejection:
         env.process(l5_router(env, st))
-    status, w, arrive = common.finish(env, sc, rec, st, max_events)
+    status, w, arrive = common.finish(env, sc, rec, st)
     answer = np.asarray([-1 if a is None else a for a in st.answer], np.int8)  # -1: in system
     target = np.asarray(st.target, np.int16)
     codes = np.where(answer < 0, Outcome.IN_SYSTEM, np.where(answer == Answer.OK, Outcome.SERVED, Outcome.REJECTED))

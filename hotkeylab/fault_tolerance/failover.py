@@ -19,7 +19,7 @@ import numpy as np
 import simpy
 
 from ..sim import Outcome, Recorder, make_rng
-from ..validate import check_fields, check_number, param
+from ..validate import check_number, param
 from . import common
 from .closed_form import backend_capacity_per_s
 
@@ -52,12 +52,10 @@ class FailoverScenario:
     backup: bool = param(True, kind="bool")
     horizon_ms: float = common.horizon_param(30_000.0)
     window_ms: float = common.window_param(500.0)
+    max_events: int = common.events_param()  # the run's event cap (status.truncated if it stops the run)
 
     def __post_init__(self):
-        check_fields(self)
-        common.check_span(self, "down_start_ms", "down_end_ms")
-        common.check_span(self, "surge_start_ms", "surge_end_ms")
-        common.check_window_ms(self)
+        common.check_scenario_fields(self, ("down_start_ms", "down_end_ms"), ("surge_start_ms", "surge_end_ms"))
         check_number("surge rate (rate_per_s × surge_factor)", self.rate_per_s * self.surge_factor,
                      high=common.MAX_RATE_PER_S)
 
@@ -131,11 +129,7 @@ class _Service:
 
 
 @dataclass
-class _FailoverState:
-    env: simpy.Environment
-    sc: FailoverScenario
-    rng: np.random.Generator
-    rec: Recorder
+class _FailoverState(common.RunState):  # sc: a FailoverScenario
     a: _Service
     b: _Service
     arrive: list = field(default_factory=list)
@@ -203,12 +197,12 @@ def service(env, st: _FailoverState, srv: _Service, att: common.Attempt):
 
 
 def simulate_failover(
-    scenario: FailoverScenario = SEED_FAILOVER, seed: int = 0, *, max_events: int = common.DEFAULT_MAX_EVENTS
+    scenario: FailoverScenario = SEED_FAILOVER, seed: int = 0
 ) -> common.Run:
     """Run the primary/backup model; ``windows``: offered, goodput, failed, failovers (per s),
     util_a, util_b (busy share of workers), mean_ms / p50_ms / p99_ms (latency of the requests
     finishing in the window)."""
-    seed = common.check_run_args(scenario, FailoverScenario, seed, max_events)
+    seed = common.check_run_args(scenario, FailoverScenario, seed)
     sc = scenario
     env = simpy.Environment()
     rec = Recorder(
@@ -220,7 +214,7 @@ def simulate_failover(
         _Service(env, "B", sc.workers, "util_b"),
     )
     env.process(failover_users(env, st))
-    status, w, arrive = common.finish(env, sc, rec, st, max_events)
+    status, w, arrive = common.finish(env, sc, rec, st)
     done = np.asarray(st.done, float)
     codes = [Outcome.IN_SYSTEM if o is None else (Outcome.SERVED if o else Outcome.TIMED_OUT) for o in st.ok]
     fo = np.asarray(st.failover, bool)

@@ -21,7 +21,7 @@ import numpy as np
 import simpy
 
 from ..sim import Outcome, check_seed, make_rng
-from ..validate import check_fields, check_int, check_number, param
+from ..validate import check_int, check_number, param
 from . import common
 from .closed_form import check_gift_config
 
@@ -57,9 +57,10 @@ class GiftConfigScenario:
     fix_ms: float = param(300_000.0, low=0.0, high=common.MAX_HORIZON_MS)
     check: bool = param(False, kind="bool")
     horizon_ms: float = common.horizon_param(3_600_000.0)
+    max_events: int = common.events_param()  # the run's event cap (status.truncated if it stops the run)
 
     def __post_init__(self):
-        check_fields(self)
+        common.check_scenario_fields(self)
         check_number("expected claims (claims_per_s × horizon_ms / 1000)",
                      self.claims_per_s * self.horizon_ms / 1000.0, high=2_000_000.0)
 
@@ -161,12 +162,12 @@ def gift_operator(env, st: _GiftState):
 
 
 def simulate_gift_config(
-    scenario: GiftConfigScenario = SEED_GIFT_CONFIG, seed: int = 0, *, max_events: int = common.DEFAULT_MAX_EVENTS
+    scenario: GiftConfigScenario = SEED_GIFT_CONFIG, seed: int = 0
 ) -> common.Run:
     """Run one day of the mis-configured gift. ``summary``: gifts, refused (by the limit),
     errors, first_error_claim (the claim number of the first error: pool + 1 without the check),
     alarm_ms, fixed_ms, published_limit and violations (of the configuration check)."""
-    seed = common.check_run_args(scenario, GiftConfigScenario, seed, max_events)
+    seed = common.check_run_args(scenario, GiftConfigScenario, seed)
     sc = scenario
     violations = check_gift_config(sc.daily_limit, sc.pool_gifts)
     limit = sc.pool_gifts if (sc.check and violations) else sc.daily_limit
@@ -175,7 +176,7 @@ def simulate_gift_config(
                     limit)
     env.process(gift_claims(env, st))
     env.process(gift_monitor(env, st))
-    status = common.bounded(env, sc, max_events)
+    status = common.bounded(env, sc)
     t = np.asarray([a[0] for a in st.answers], float)
     code = np.asarray([a[1] for a in st.answers], np.int8)
     err = np.flatnonzero(code == Claim.ERROR)

@@ -19,7 +19,7 @@ import simpy
 
 from .. import capacity
 from ..sim import Outcome, Recorder, check_seed, make_rng
-from ..validate import check_fields, check_int, check_number, check_probability, param
+from ..validate import check_int, check_number, check_probability, param
 from . import common
 
 #: the most store-days :func:`simulate_storage_days` draws at once (days × stores booleans)
@@ -50,12 +50,11 @@ class IsolationScenario:
     surge_end_ms: float = common.span_end(20_000.0)
     horizon_ms: float = common.horizon_param(30_000.0)
     window_ms: float = common.window_param(500.0)
+    max_events: int = common.events_param()  # the run's event cap (status.truncated if it stops the run)
 
     def __post_init__(self):
-        check_fields(self)
+        common.check_scenario_fields(self, ("surge_start_ms", "surge_end_ms"))
         check_int("query_workers", self.query_workers, low=1, high=self.workers - 1)
-        common.check_span(self, "surge_start_ms", "surge_end_ms")
-        common.check_window_ms(self)
         check_number("query surge rate (query_per_s × surge_factor)",
                      self.query_per_s * self.surge_factor, high=common.MAX_RATE_PER_S)
 
@@ -77,11 +76,7 @@ SEED_ISOLATION = IsolationScenario(
 
 
 @dataclass
-class _IsoState:
-    env: simpy.Environment
-    sc: IsolationScenario
-    rng: np.random.Generator
-    rec: Recorder
+class _IsoState(common.RunState):  # sc: a IsolationScenario
     pools: dict
     arrive: list = field(default_factory=list)
     kind: list = field(default_factory=list)  # 0 query, 1 delivery
@@ -123,12 +118,12 @@ def iso_request(env, st: _IsoState, delivery: bool):
 
 
 def simulate_isolation(
-    scenario: IsolationScenario = SEED_ISOLATION, seed: int = 0, *, max_events: int = common.DEFAULT_MAX_EVENTS
+    scenario: IsolationScenario = SEED_ISOLATION, seed: int = 0
 ) -> common.Run:
     """Run the shared or separated clusters; ``windows``: query_/delivery_ offered, served,
     gave_up (per s) and ``delivery_success`` / ``query_success`` (share of the requests arriving
     in the window that were served)."""
-    seed = common.check_run_args(scenario, IsolationScenario, seed, max_events)
+    seed = common.check_run_args(scenario, IsolationScenario, seed)
     sc = scenario
     env = simpy.Environment()
     names = [f"{k}_{m}" for k in ("query", "delivery") for m in ("offered", "served", "gave_up")]
@@ -141,7 +136,7 @@ def simulate_isolation(
     st = _IsoState(env, sc, make_rng(seed), rec, pools)
     env.process(iso_users(env, st, False))
     env.process(iso_users(env, st, True))
-    status, w, arrive = common.finish(env, sc, rec, st, max_events)
+    status, w, arrive = common.finish(env, sc, rec, st)
     kind = np.asarray(st.kind, np.int8)
     outcome, books = common.ledger(st.outcome)
     ok = outcome == Outcome.SERVED

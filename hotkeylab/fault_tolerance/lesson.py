@@ -34,7 +34,7 @@ def explore_ejection(
         horizon_ms=horizon_ms,
         bad_end_ms=min(SEED_EJECTION.bad_end_ms, horizon_ms),
     )
-    run = simulate_ejection(sc, seed, max_events=600_000)
+    run = simulate_ejection(sc, seed)
     out = dict(run.summary)
     out["closed_no_ejection"] = pool_success(sc.rate_per_s, sc.servers, sc.workers, sc.service_ms, dead=1)
     out["closed_ejected"] = pool_success(sc.rate_per_s, sc.servers - 1, sc.workers, sc.service_ms)
@@ -46,8 +46,7 @@ def explore_ejection(
             label += f", panic below {panic_threshold:.0%}"
         runs = {label: run}
         if ejection:
-            runs = {"without ejection": simulate_ejection(replace(sc, ejection=False), seed, max_events=600_000),
-                    **runs}
+            runs = {"without ejection": simulate_ejection(replace(sc, ejection=False), seed), **runs}
         axes = plot_ejection(runs)
         axes[0].figure.subplots_adjust(right=0.78)
         plt.show()
@@ -67,7 +66,7 @@ def explore_pool(
     with a SimPy measurement at the chosen hang share; returns both numbers."""
     sc = replace(SEED_POOL, workers=workers, timeout_ms=timeout_ms, service_ms=service_ms,
                  hang_share=hang_share)
-    m = measure_capacity(sc, seed, target_completions=target_completions, max_events=400_000)
+    m = measure_capacity(sc, seed, target_completions=target_completions)
     out = {
         "capacity_closed_per_s": m["closed_form_per_s"],
         "capacity_sim_per_s": m["capacity_per_s"],

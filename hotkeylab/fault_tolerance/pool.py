@@ -20,7 +20,7 @@ import numpy as np
 import simpy
 
 from ..sim import Outcome, Recorder, make_rng, run_bounded
-from ..validate import check_fields, check_int, check_number, param
+from ..validate import check_int, check_number, param
 from . import common
 from .holding import holding_ms, pool_capacity_per_s
 
@@ -60,12 +60,11 @@ class PoolScenario:
     user_timeout_ms: float = param(10_000.0, low=0.0, low_open=True, allow_inf=True)
     horizon_ms: float = common.horizon_param(30_000.0)
     window_ms: float = common.window_param(500.0)
+    max_events: int = common.events_param()  # the run's event cap (status.truncated if it stops the run)
 
     def __post_init__(self):
-        check_fields(self)
+        common.check_scenario_fields(self, ("hang_start_ms", "hang_end_ms"))
         check_int("slow_workers", self.slow_workers, low=0, high=self.workers - 1)
-        common.check_span(self, "hang_start_ms", "hang_end_ms")
-        common.check_window_ms(self)
 
     def hang_at(self, t_ms: float) -> float:
         return self.hang_share if self.hang_start_ms <= t_ms < self.hang_end_ms else 0.0
@@ -108,19 +107,20 @@ _COUNTER = {Outcome.SERVED: "goodput", Outcome.TIMED_OUT: "timeouts", Outcome.RE
 
 
 @dataclass
-class _PoolState:
-    env: simpy.Environment
-    sc: PoolScenario
-    rng: np.random.Generator
-    rec: Recorder | None
-    queues: dict
-    backlog: bool = False
-    queued: int = 0
-    busy: int = 0
-    inflight: int = 0
+class _Backlog:
+    """:func:`measure_capacity`'s count: calls completed from ``started_at`` (after the warm-up)."""
+
+    started_at: float
     completed: int = 0
     completed_ok: int = 0
-    started_at: float = 0.0
+
+
+@dataclass
+class _PoolState(common.RunState):  # sc: a PoolScenario
+    queues: dict
+    backlog: _Backlog | None = None  # measure_capacity: every worker has an endless backlog
+    levels: dict = field(default_factory=lambda: {"queue": 0, "busy": 0})  # requests queued, busy workers
+    inflight: int = 0  # async calls waiting in the event loop
     arrive: list = field(default_factory=list)
     slow: list = field(default_factory=list)
     done: list = field(default_factory=list)
@@ -138,7 +138,10 @@ class _PoolState:
         x = self.rng.exponential(mean) if k == 1.0 else self.rng.gamma(k, mean / k)
         return (x, True) if x <= tmo else (tmo, False)
 
-    def level(self, name, value):
+    def change(self, name: str, by: int) -> None:
+        """Level ``name`` (``queue`` or ``busy``) moves by ``by``; the recorder sees the new level."""
+        value = self.levels[name] + by
+        self.levels[name] = value
         if self.rec is not None:
             self.rec.level(name, self.env.now, value)
 
@@ -166,8 +169,7 @@ def pool_user(env, st: _PoolState, slow: bool):
     st.gave_up.append(False)
     st.rec.count("offered", env.now)
     job = _Job(env, env.now, slow)
-    st.queued += 1
-    st.level("queue", st.queued)
+    st.change("queue", +1)
     st.queues[slow if sc.slow_workers > 0 else False].put(job)
     if math.isinf(sc.user_timeout_ms):
         yield job.done
@@ -191,26 +193,22 @@ def worker(env, st: _PoolState, queue, slow_pool: bool):
     wait to the event loop (async)."""
     sc = st.sc
     while True:
-        if st.backlog:
+        if st.backlog is not None:
             job = _Job(env, env.now, slow_pool)
         else:
             job = yield queue.get()
-            st.queued -= 1
-            st.level("queue", st.queued)
+            st.change("queue", -1)
             if job.abandoned:
                 continue
-        st.busy += 1
-        st.level("busy", st.busy)
+        st.change("busy", +1)
         if sc.io == "sync":
             hold, ok = st.draw_call(job.slow)
             yield env.timeout(hold)
-            st.busy -= 1
-            st.level("busy", st.busy)
+            st.change("busy", -1)
             _finish(st, job, Outcome.SERVED if ok else Outcome.TIMED_OUT)
         else:
             yield env.timeout(sc.cpu_ms)
-            st.busy -= 1
-            st.level("busy", st.busy)
+            st.change("busy", -1)
             if st.inflight >= sc.max_inflight:
                 _finish(st, job, Outcome.REJECTED)
             else:
@@ -227,10 +225,10 @@ def event_loop_wait(env, st: _PoolState, job: _Job):
 
 
 def _finish(st: _PoolState, job: _Job, code: int) -> None:
-    if st.backlog:
-        if st.env.now >= st.started_at:
-            st.completed += 1
-            st.completed_ok += code == Outcome.SERVED
+    if st.backlog is not None:
+        if st.env.now >= st.backlog.started_at:
+            st.backlog.completed += 1
+            st.backlog.completed_ok += code == Outcome.SERVED
         return
     if job.abandoned:
         st.wasted += 1
@@ -246,14 +244,13 @@ def measure_capacity(
     horizon_ms: float | None = None,
     warmup_ms: float | None = None,
     target_completions: int = 20_000,
-    max_events: int = common.DEFAULT_MAX_EVENTS,
 ) -> dict:
     """Measure the saturated pool's capacity with SimPy: ``workers`` worker processes, each
     with an endless backlog, calling the downstream for ``horizon_ms`` (by default long enough
     for about ``target_completions`` calls at the closed-form rate). Uses the fast class, sync
     I/O and ``hang_share`` throughout. Returns the measured ``capacity_per_s``, the success
     share, the closed form and the counts."""
-    seed = common.check_run_args(scenario, PoolScenario, seed, max_events)
+    seed = common.check_run_args(scenario, PoolScenario, seed)
     if scenario.io != "sync":
         raise ValueError(f"io must be 'sync' for measure_capacity, got {scenario.io!r}")
     check_int("target_completions", target_completions, low=1)
@@ -269,31 +266,32 @@ def measure_capacity(
     if h <= warm:
         raise ValueError(f"horizon_ms must be > warmup_ms ({warm:g}), got {horizon_ms!r}")
     env = simpy.Environment()
-    st = _PoolState(env, sc, make_rng(seed), None, {}, backlog=True, started_at=warm)
+    st = _PoolState(env, sc, make_rng(seed), None, {}, backlog=_Backlog(started_at=warm))
     for _ in range(sc.workers):
         env.process(worker(env, st, None, False))
-    status = run_bounded(env, until_ms=h, max_events=max_events)
+    status = run_bounded(env, until_ms=h, max_events=sc.max_events)
     span = (env.now if status.truncated else h) - warm
-    measured = st.completed * 1000.0 / span if span > 0 else math.nan
+    done = st.backlog
+    measured = done.completed * 1000.0 / span if span > 0 else math.nan
     return {
         "capacity_per_s": measured,
         "closed_form_per_s": closed,
         "holding_ms": hold,
-        "success_share": st.completed_ok / st.completed if st.completed else math.nan,
-        "completed": st.completed,
+        "success_share": done.completed_ok / done.completed if done.completed else math.nan,
+        "completed": done.completed,
         "horizon_ms": h,
         "truncated": status.truncated,
     }
 
 
 def simulate_pool(
-    scenario: PoolScenario = SEED_POOL_INCIDENT, seed: int = 0, *, max_events: int = common.DEFAULT_MAX_EVENTS
+    scenario: PoolScenario = SEED_POOL_INCIDENT, seed: int = 0
 ) -> common.Run:
     """Run the open pool: users arrive, queue for workers, give up after ``user_timeout_ms``.
     ``windows``: offered, goodput (answered ok), timeouts (failed after the downstream timeout),
     gave_up, rejected, wasted (per s), queue and busy (time-weighted), mean_ms / p50_ms / p99_ms
     (the user's wait, by completion window)."""
-    seed = common.check_run_args(scenario, PoolScenario, seed, max_events)
+    seed = common.check_run_args(scenario, PoolScenario, seed)
     sc = scenario
     env = simpy.Environment()
     rec = Recorder(
@@ -311,7 +309,7 @@ def simulate_pool(
     for _ in range(sc.slow_workers):
         env.process(worker(env, st, queues[True], True))
     env.process(pool_users(env, st))
-    status, w, arrive = common.finish(env, sc, rec, st, max_events)
+    status, w, arrive = common.finish(env, sc, rec, st)
     done = np.asarray(st.done, float)
     gave_up = np.asarray(st.gave_up, bool)
     outcome, books = common.ledger(st.outcome, gave_up=int(gave_up.sum()), wasted=st.wasted)

@@ -18,7 +18,7 @@ import numpy as np
 import simpy
 
 from ..sim import Outcome, Recorder, make_rng
-from ..validate import check_fields, param
+from ..validate import param
 from . import common
 
 REPORT_MODES = ("bypass", "blocking")
@@ -45,11 +45,10 @@ class ReportScenario:
     slow_end_ms: float = common.span_end(20_000.0)
     horizon_ms: float = common.horizon_param(30_000.0)
     window_ms: float = common.window_param(500.0)
+    max_events: int = common.events_param()  # the run's event cap (status.truncated if it stops the run)
 
     def __post_init__(self):
-        check_fields(self)
-        common.check_span(self, "slow_start_ms", "slow_end_ms")
-        common.check_window_ms(self)
+        common.check_scenario_fields(self, ("slow_start_ms", "slow_end_ms"))
 
     def report_mean_at(self, t_ms: float) -> float:
         return self.slow_report_ms if self.slow_start_ms <= t_ms < self.slow_end_ms else self.report_ms
@@ -67,11 +66,7 @@ SEED_REPORT = ReportScenario(
 
 
 @dataclass
-class _ReportState:
-    env: simpy.Environment
-    sc: ReportScenario
-    rng: np.random.Generator
-    rec: Recorder
+class _ReportState(common.RunState):  # sc: a ReportScenario
     cgi: simpy.Resource
     queued: int = 0
     arrive: list = field(default_factory=list)
@@ -118,18 +113,18 @@ def reporting_service(env, st: _ReportState):
 
 
 def simulate_report(
-    scenario: ReportScenario = SEED_REPORT, seed: int = 0, *, max_events: int = common.DEFAULT_MAX_EVENTS
+    scenario: ReportScenario = SEED_REPORT, seed: int = 0
 ) -> common.Run:
     """Run the CGI with its reporting step; ``windows``: offered, goodput, bypassed (per s),
     queue (requests waiting for a worker), mean_ms / p50_ms / p99_ms (latency by completion)."""
-    seed = common.check_run_args(scenario, ReportScenario, seed, max_events)
+    seed = common.check_run_args(scenario, ReportScenario, seed)
     sc = scenario
     env = simpy.Environment()
     rec = Recorder(sc.horizon_ms, sc.window_ms, counters=("offered", "goodput", "bypassed"),
                    levels=("queue",))
     st = _ReportState(env, sc, make_rng(seed), rec, simpy.Resource(env, capacity=sc.workers))
     env.process(report_users(env, st))
-    status, w, arrive = common.finish(env, sc, rec, st, max_events)
+    status, w, arrive = common.finish(env, sc, rec, st)
     done = np.asarray(st.done, float)
     lat = common.latency_windows(w, arrive, done, sc.window_ms)
     fin = ~np.isnan(done)

@@ -20,7 +20,7 @@ import numpy as np
 import simpy
 
 from ..sim import Outcome, Recorder, make_rng
-from ..validate import check_fields, check_int, param
+from ..validate import check_int, param
 from . import common
 from .closed_form import backend_capacity_per_s
 
@@ -61,11 +61,10 @@ class RetryScenario:
     reclick_ms: float = param(1000.0, low=0.0, low_open=True, high=1e7)  # a user clicks again this long after seeing the failure
     horizon_ms: float = common.horizon_param(40_000.0)
     window_ms: float = common.window_param(500.0)
+    max_events: int = common.events_param()  # the run's event cap (status.truncated if it stops the run)
 
     def __post_init__(self):
-        check_fields(self)
-        common.check_span(self, "fault_start_ms", "fault_end_ms")
-        common.check_window_ms(self)
+        common.check_scenario_fields(self, ("fault_start_ms", "fault_end_ms"))
 
     @property
     def capacity_per_s(self) -> float:
@@ -97,11 +96,7 @@ SEED_BLIP = replace(
 
 
 @dataclass
-class _RetryState:
-    env: simpy.Environment
-    sc: RetryScenario
-    rng: np.random.Generator
-    rec: Recorder
+class _RetryState(common.RunState):  # sc: a RetryScenario
     workers: simpy.Resource
     queue: int = 0
     gate: deque = field(default_factory=deque)
@@ -213,11 +208,11 @@ def backend(env, st: _RetryState, att: common.Attempt):
 
 
 def simulate_retry(
-    scenario: RetryScenario = SEED_RETRY, seed: int = 0, *, max_events: int = common.DEFAULT_MAX_EVENTS
+    scenario: RetryScenario = SEED_RETRY, seed: int = 0
 ) -> common.Run:
     """Run the retry model; ``windows`` holds offered (first clicks), attempts, retries,
     reclicks, goodput, failed, timeouts, wasted (per s) and queue (calls waiting)."""
-    seed = common.check_run_args(scenario, RetryScenario, seed, max_events)
+    seed = common.check_run_args(scenario, RetryScenario, seed)
     sc = scenario
     env = simpy.Environment()
     rec = Recorder(
@@ -228,7 +223,7 @@ def simulate_retry(
     )
     st = _RetryState(env, sc, make_rng(seed), rec, simpy.Resource(env, capacity=sc.workers))
     env.process(retry_users(env, st))
-    status, w, arrive = common.finish(env, sc, rec, st, max_events)
+    status, w, arrive = common.finish(env, sc, rec, st)
     calls = np.asarray(st.calls, float)
     outcome, books = common.ledger(st.outcome, wasted=st.wasted, calls=int(calls.sum()))
     served = outcome == Outcome.SERVED

@@ -54,9 +54,10 @@ Where to start reading: :mod:`.scenario` (the parameters, each with its seed sen
 fixes), then :mod:`.model` (the actors in step order, then ``simulate``) with :mod:`.hosts` (logs,
 JVMs, gauges), :mod:`.alarms` (the alarms and the people reacting to them) and :mod:`.state` (what
 carries over between steps); :mod:`.results` holds the named per-step columns and :class:`Run`.
-:mod:`.closed_form` holds the formulas the tests check the model against, :mod:`.hot_key` the
-request-level check of coalescing, :mod:`.experiments` the sweeps; :mod:`.figures` and
-:mod:`.lesson` serve the notebook and load on first use.
+:mod:`.closed_form` and :mod:`.plateau` (a whole scenario at its plateau) hold the formulas the
+tests check the model against, :mod:`.hot_key` the request-level check of coalescing,
+:mod:`.experiments` the sweeps; :mod:`.figures` and :mod:`.lesson` serve the notebook and load on
+first use.
 """
 
 from __future__ import annotations
@@ -74,13 +75,10 @@ from .closed_form import (  # noqa: F401
     clients_for_calls_per_min,
     coalesced_rate_per_s,
     coalesced_utilisation,
-    heap_fill_s,
     hours_to_backlog,
     mm1_latency_ms,
-    peak_loads,
     shard_load_per_s,
     ttl_hit_ratio,
-    young_gc_per_s,
 )
 from .experiments import (  # noqa: F401
     FixComparison,
@@ -104,6 +102,7 @@ from .hosts import (  # noqa: F401
     log_sender_step,
 )
 from .hot_key import (  # noqa: F401
+    MAX_ARRIVALS,
     KeyFetches,
     simulate_key_fetches,
 )
@@ -123,6 +122,11 @@ from .model import (  # noqa: F401
     simulate,
     token_bucket_step,
 )
+from .plateau import (  # noqa: F401
+    heap_fill_s,
+    peak_loads,
+    young_gc_per_s,
+)
 from .results import (  # noqa: F401
     FlowLog,
     Run,
@@ -136,6 +140,7 @@ from .scenario import (  # noqa: F401
     FIX_NAMES,
     FIX_TARGETS,
     LOCAL_CACHE_FIX_HIT,
+    MAX_HOST_STEPS,
     MAX_STEPS,
     MAX_UTIL,
     MIN_MS,
@@ -194,6 +199,7 @@ __all__ = [
     "jvm_step",
     "log_sender_step",
     "KeyFetches",
+    "MAX_ARRIVALS",
     "simulate_key_fetches",
     "access_step",
     "admission",
@@ -219,6 +225,7 @@ __all__ = [
     "FIX_NAMES",
     "FIX_TARGETS",
     "LOCAL_CACHE_FIX_HIT",
+    "MAX_HOST_STEPS",
     "MAX_STEPS",
     "MAX_UTIL",
     "MIN_MS",

@@ -1,4 +1,6 @@
-"""07 · The closed forms: client arithmetic, shard load, coalescing, M/M/1 latency, backlogs, heaps.
+"""07 · The closed forms: client arithmetic, shard load, coalescing, M/M/1 latency, backlogs. They
+take numbers; the closed forms of a whole scenario at the ramp's plateau (loads, heap fill, young
+GC) are in :mod:`.plateau`.
 
 The simulation's own rules applied to a constant load are not a check of the simulation; the
 tests compare each formula with a run in the regime where the formula's assumptions hold.
@@ -7,21 +9,11 @@ tests compare each formula with a run in the regime where the formula's assumpti
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING
 
 from ..validate import check_number, check_probability
 
-if TYPE_CHECKING:
-    from .scenario import Scenario
-
 MIN_MS = 60_000.0  # one minute in ms
 
-
-def _scenario(scenario):
-    """``scenario``, or the seed's preset when None (scenario.py imports this module)."""
-    from .scenario import SEED_INCIDENT
-
-    return SEED_INCIDENT if scenario is None else scenario
 
 def clients_for_calls_per_min(
     calls_per_min: float,
@@ -93,12 +85,14 @@ def mm1_latency_ms(fixed_ms: float, capacity_per_s: float, utilisation: float, t
     cap = check_number("capacity_per_s", capacity_per_s, low=0.0, low_open=True, allow_inf=True)
     u = check_number("utilisation", utilisation, low=0.0, allow_inf=True)
     tmo = check_number("timeout_ms", timeout_ms, low=0.0, low_open=True, allow_inf=True)
-    return mm1_latency_checked_ms(fixed, cap, u, tmo)
+    return mm1_ms(fixed, cap, u, tmo)
 
 
-def mm1_latency_checked_ms(fixed_ms: float, capacity_per_s: float, utilisation: float, timeout_ms: float) -> float:
-    """:func:`mm1_latency_ms` for arguments already checked: the model calls it twice a step with
-    values its scenario's declared ranges bound, so it skips the four checks (a quarter of a run's time)."""
+def mm1_ms(fixed_ms: float, capacity_per_s: float, utilisation: float, timeout_ms: float) -> float:
+    """The formula of :func:`mm1_latency_ms` without its argument checks, for the model: its
+    arguments are a scenario's fields, checked once when the scenario is built (their declared
+    ranges keep them in range), and a utilisation the model computes (>= 0), so the two latencies
+    of every step skip four checks each."""
     if utilisation >= 1.0:
         return timeout_ms
     return min(timeout_ms, fixed_ms + 1000.0 / capacity_per_s / (1.0 - utilisation))
@@ -150,47 +144,3 @@ def hours_to_backlog(backlog: float, in_per_s: float, out_per_s: float) -> float
     b = check_number("backlog", backlog, low=0.0)
     g = backlog_growth_per_s(in_per_s, out_per_s)
     return math.inf if g == 0 else b / g / 3600.0
-
-
-def peak_loads(scenario: Scenario | None = None) -> dict:
-    """Closed form: each component's load at the plateau (every install polling), before anything
-    fails, as (load per s, capacity per s, utilisation)."""
-    sc = _scenario(scenario)
-    lam = sc.peak_calls_per_s
-    jimdb = shard_load_per_s(lam, sc.check_reads_per_call, sc.monitor_writes_per_call, sc.local_cache_hit_ratio)
-    gateway_cap = sc.hosts * sc.host_capacity_per_s
-    return {
-        "gateway": (lam, gateway_cap, lam / gateway_cap),
-        "jimdb": (jimdb, sc.shard_ops_per_s, jimdb / sc.shard_ops_per_s),
-        "mysql": (lam * sc.app_queries_per_call, sc.mysql_qps, lam * sc.app_queries_per_call / sc.mysql_qps),
-        "jmq": (lam * sc.logs_per_call, sc.jmq_msgs_per_s, lam * sc.logs_per_call / sc.jmq_msgs_per_s),
-        "es": (min(lam * sc.logs_per_call, sc.jmq_msgs_per_s), sc.es_docs_per_s,
-               min(lam * sc.logs_per_call, sc.jmq_msgs_per_s) / max(sc.es_docs_per_s, 1e-9)),
-    }  # fmt: skip
-
-
-def heap_fill_s(scenario: Scenario | None = None, calls_per_s: float | None = None) -> float:
-    """Closed form: seconds until a host's pending logs reach its log buffer (``log_buffer_mb``, or
-    the free heap if that is smaller) at a constant load (``calls_per_s``, default the plateau)
-    shared evenly by all hosts: space / (log excess per host × log size). inf if JMQ keeps up."""
-    sc = _scenario(scenario)
-    lam = sc.peak_calls_per_s if calls_per_s is None else check_number("calls_per_s", calls_per_s, low=0.0)
-    excess = backlog_growth_per_s(lam * sc.logs_per_call, sc.jmq_msgs_per_s) / sc.hosts
-    if excess == 0 or sc.log_kb == 0:
-        return math.inf
-    space_mb = min(sc.heap_mb - sc.live_mb, sc.log_buffer_mb)
-    return space_mb * 1024.0 / sc.log_kb / excess
-
-
-def young_gc_per_s(scenario: Scenario | None = None, calls_per_s: float | None = None, held_mb: float = 0.0) -> float:
-    """Closed form: young collections per second on one host whose log buffer is full and which
-    also holds ``held_mb`` of scan rows, at ``calls_per_s`` (default the plateau) shared evenly:
-    allocation / young generation, the young generation shrinking with the free heap."""
-    sc = _scenario(scenario)
-    lam = sc.peak_calls_per_s if calls_per_s is None else check_number("calls_per_s", calls_per_s, low=0.0)
-    held = check_number("held_mb", held_mb, low=0.0)
-    room = sc.heap_mb - sc.live_mb
-    free = room - min(room, sc.log_buffer_mb) - held
-    young = min(max(sc.young_mb / room * free, sc.young_mb / 16.0), sc.young_mb)
-    return lam / sc.hosts * sc.alloc_kb_per_call / 1024.0 / young
-

@@ -57,7 +57,7 @@ def jvm_step(
     dt_s = sc.step_ms / 1000.0
     room = sc.heap_mb - sc.live_mb
     free = room - hosts.pending * (sc.log_kb / 1024.0) - scan_mb
-    young = np.clip((sc.young_mb / room) * free, sc.young_mb / 16.0, sc.young_mb)  # JVM keeps a minimum
+    young = ((sc.young_mb / room) * free).clip(sc.young_mb / 16.0, sc.young_mb)  # JVM keeps a minimum
     alloc = calls * (sc.alloc_kb_per_call / 1024.0 / dt_s) + scan_rows_mb / dt_s
     hosts.young_gc_per_s = alloc / young
     hosts.gc_share = np.minimum(0.95, hosts.young_gc_per_s * (sc.gc_pause_ms / 1000.0))

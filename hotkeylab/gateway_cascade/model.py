@@ -20,7 +20,7 @@ import numpy as np
 
 from ..sim import check_seed, make_rng
 from .alarms import alarms_step, dba_scaleup, order_decided, release_block
-from .closed_form import coalesced_rate_per_s, coalesced_utilisation, mm1_latency_checked_ms
+from .closed_form import coalesced_rate_per_s, coalesced_utilisation, mm1_ms
 from .hosts import call_logs, gauges, hosts_restart
 from .results import (
     Access,
@@ -236,9 +236,10 @@ def call_fate(sc: Scenario, h: float, lk: Lookups, pen: Penetration, db: Databas
 def mean_latency_ms(w: World, sc: Scenario, h: float, lk: Lookups, wait_ms: float) -> float:
     """Mean latency of a processed call: its queue wait, its own work, the lookups (jimdb, or
     the round trip then MySQL when jimdb is down) and the app layer's query, each the M/M/1 time
-    of :func:`mm1_latency_ms` (here without re-checking its arguments)."""
-    lj = mm1_latency_checked_ms(sc.jimdb_net_ms, w.shard.capacity_per_s, lk.util, sc.jimdb_timeout_ms)
-    ldb = mm1_latency_checked_ms(sc.mysql_query_ms, sc.mysql_qps, w.db_util, sc.mysql_timeout_ms)
+    of :func:`.closed_form.mm1_latency_ms` (its formula :func:`.closed_form.mm1_ms`: the
+    arguments come from the scenario, checked once when it was built)."""
+    lj = mm1_ms(sc.jimdb_net_ms, w.shard.capacity_per_s, lk.util, sc.jimdb_timeout_ms)
+    ldb = mm1_ms(sc.mysql_query_ms, sc.mysql_qps, w.db_util, sc.mysql_timeout_ms)
     per_lookup = lj if lk.up else sc.jimdb_net_ms + ldb
     reads = sc.check_reads_per_call
     return wait_ms + sc.base_latency_ms + reads * (1.0 - h) * per_lookup + sc.app_queries_per_call * ldb

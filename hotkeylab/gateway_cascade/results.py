@@ -26,40 +26,45 @@ _NODES = ("clients", "access", "monitoring", "jimdb", "jimdb_mon", "app", "mysql
 
 class StepLog:
     """One value per column and step, by name: :meth:`add` takes every column of :data:`_SERIES`
-    as a keyword, once per step; :meth:`arrays` returns ``{column: float array}``."""
+    as a keyword, in that order, once per step; :meth:`arrays` returns ``{column: float array}``."""
 
     def __init__(self, names=_SERIES):
-        self.columns = {name: [] for name in names}
+        self.names = tuple(names)
+        self._keys = dict.fromkeys(self.names).keys()
+        self.rows = []
 
     def add(self, **values):
-        if values.keys() != self.columns.keys():
-            missing = sorted(set(self.columns) - set(values))
-            extra = sorted(set(values) - set(self.columns))
-            raise ValueError(f"a step must record every column once: missing {missing}, unknown {extra}")
-        for name, value in values.items():
-            self.columns[name].append(value)
+        if values.keys() != self._keys or tuple(values) != self.names:
+            missing = sorted(set(self.names) - set(values))
+            extra = sorted(set(values) - set(self.names))
+            raise ValueError(
+                f"a step must record every column once, in the order of the log: missing {missing}, unknown {extra}"
+            )
+        self.rows.append(tuple(values.values()))
+
+    def _table(self) -> np.ndarray:
+        """The rows as one float array: ``[step, column, …]``."""
+        return np.array(self.rows, dtype=float).reshape(len(self.rows), len(self.names), -1)
 
     def arrays(self) -> dict:
-        return {name: np.array(col, dtype=float) for name, col in self.columns.items()}
+        table = self._table()
+        return {name: table[:, j, 0].copy() for j, name in enumerate(self.names)}
 
 
-class FlowLog:
-    """Per node and step: ``in``, ``out``, ``dropped`` and ``stored`` (level at the end of the step)."""
+class FlowLog(StepLog):
+    """Per node and step: ``in``, ``out``, ``dropped`` and ``stored`` (level at the end of the step).
+    :meth:`add` takes every node of :data:`_NODES` as a keyword, once per step, each a tuple
+    ``(in, out, dropped, stored)``; :meth:`arrays` returns ``{node: {key: float array}}``."""
 
     KEYS = ("in", "out", "dropped", "stored")
 
     def __init__(self, nodes=_NODES):
-        self.nodes = {node: [] for node in nodes}
-
-    def add(self, node: str, flow_in, out, dropped, stored):
-        self.nodes[node].append((flow_in, out, dropped, stored))
+        super().__init__(nodes)
 
     def arrays(self) -> dict:
-        out = {}
-        for node, rows in self.nodes.items():
-            table = np.array(rows, dtype=float).reshape(len(rows), len(self.KEYS))
-            out[node] = {key: table[:, j].copy() for j, key in enumerate(self.KEYS)}
-        return out
+        table = self._table()
+        return {node: {key: table[:, i, j].copy() for j, key in enumerate(self.KEYS)}
+                for i, node in enumerate(self.names)}  # fmt: skip
 
 
 # --------------------------------------------------------------------------- what each actor reports per step
@@ -153,17 +158,20 @@ def record_flows(flows: FlowLog, w, adm, acc, lk, db, scans, p_app, logs) -> Non
     """Each node's ``in, out, dropped, stored`` this step; ``in = out + dropped + Δstored``."""
     app_in = acc.processed * db.j_pass
     queries = db.points_db + scans + db.app_q  # mysql: point queries and scans
-    flows.add("clients", adm.arrivals, adm.admitted, adm.rejected, 0.0)
-    flows.add("access", adm.admitted, acc.processed, acc.timeouts, w.q_len)
-    flows.add("monitoring", lk.writes, lk.writes, 0.0, 0.0)
-    flows.add("jimdb", lk.jimdb_in, lk.jimdb_in * lk.ok, lk.jimdb_in * (1.0 - lk.ok), 0.0)
-    flows.add("jimdb_mon", lk.mon_in, lk.mon_in * lk.mon_ok, lk.mon_in * (1.0 - lk.mon_ok), 0.0)
-    flows.add("app", app_in, app_in * p_app, app_in * (1.0 - p_app), 0.0)
-    flows.add("mysql", queries, (queries - scans) * db.ok + db.scans_done,
-              (queries - scans) * (1.0 - db.ok) + logs.scans_aborted, float(w.scans.count.sum()))  # fmt: skip
-    flows.add("logs", logs.total, logs.sent, logs.lost, logs.pending)
-    flows.add("jmq", logs.sent, logs.indexed, 0.0, w.jmq_backlog)
-    flows.add("es", logs.indexed, logs.indexed, 0.0, 0.0)
+    mysql_ok = (queries - scans) * db.ok + db.scans_done
+    mysql_dropped = (queries - scans) * (1.0 - db.ok) + logs.scans_aborted
+    flows.add(
+        clients=(adm.arrivals, adm.admitted, adm.rejected, 0.0),
+        access=(adm.admitted, acc.processed, acc.timeouts, w.q_len),
+        monitoring=(lk.writes, lk.writes, 0.0, 0.0),
+        jimdb=(lk.jimdb_in, lk.jimdb_in * lk.ok, lk.jimdb_in * (1.0 - lk.ok), 0.0),
+        jimdb_mon=(lk.mon_in, lk.mon_in * lk.mon_ok, lk.mon_in * (1.0 - lk.mon_ok), 0.0),
+        app=(app_in, app_in * p_app, app_in * (1.0 - p_app), 0.0),
+        mysql=(queries, mysql_ok, mysql_dropped, float(w.scans.count.sum())),
+        logs=(logs.total, logs.sent, logs.lost, logs.pending),
+        jmq=(logs.sent, logs.indexed, 0.0, w.jmq_backlog),
+        es=(logs.indexed, logs.indexed, 0.0, 0.0),
+    )
 
 
 @dataclass

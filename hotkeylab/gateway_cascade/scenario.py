@@ -11,10 +11,16 @@ from dataclasses import dataclass, field, fields, replace
 
 import numpy as np
 
-from ..validate import check_choice, check_fields, check_number, param
+from ..validate import check_choice, check_fields, check_int, check_number, param
 from .closed_form import MIN_MS, clients_for_calls_per_min
 
-MAX_STEPS = 200_000  # a run never takes more steps than this
+#: the most steps of one run: a step costs about 130 µs of CPU with 20 hosts and 330 µs with
+#: 10,000 (measured on the 2-core CI machine while it ran other work), so a run takes at most
+#: about 8 s of CPU and ends in ~20 s even on a loaded machine
+MAX_STEPS = 25_000
+#: the most ``hosts × steps`` of one run: the running full scans keep one number per host for
+#: every step that started some, so this bounds their memory (8 bytes each: 160 MB)
+MAX_HOST_STEPS = 20_000_000
 COMPONENTS = ("gateway", "jimdb", "mysql", "jmq")
 MAX_UTIL = 10.0  # utilisation reported when a component has no capacity left (all hosts down)
 
@@ -167,6 +173,7 @@ class Scenario:
         check_number("young_mb", self.young_mb, **_POS, high=self.heap_mb)
         check_number("jimdb_timeout_ms", self.jimdb_timeout_ms, low=self.jimdb_net_ms, low_open=True, high=1e6)
         check_number("mysql_timeout_ms", self.mysql_timeout_ms, low=self.mysql_query_ms, high=1e6)
+        check_int("hosts × steps", self.hosts * self.steps, high=MAX_HOST_STEPS)
 
     @property
     def horizon_ms(self) -> float:
