@@ -55,8 +55,8 @@ def make_rng(seed) -> np.random.Generator:
 
 @dataclass(frozen=True)
 class RunStatus:
-    """How a bounded run ended: at ``t_end_ms`` after ``events`` events; ``truncated`` if the
-    event cap stopped it before the horizon."""
+    """How a bounded run ended: after ``events`` events; ``truncated`` if the event cap stopped it
+    before the horizon. ``t_end_ms`` is the horizon unless truncated, else the time the cap hit."""
 
     t_end_ms: float
     events: int
@@ -79,7 +79,8 @@ def run_bounded(env, until_ms: float, max_events: int) -> RunStatus:
         env.step()
         n += 1
     truncated = n >= cap and env.peek() <= until
-    return RunStatus(t_end_ms=float(env.now), events=n, truncated=truncated)
+    # a run that was not cut short ran to the horizon, even if its last event came earlier
+    return RunStatus(t_end_ms=float(env.now) if truncated else until, events=n, truncated=truncated)
 
 
 class Recorder:

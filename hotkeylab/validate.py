@@ -8,6 +8,7 @@ writing their own, so every notebook's bad input reads the same way.
 from __future__ import annotations
 
 import math
+import sys
 from dataclasses import MISSING, dataclass, field, fields
 from numbers import Integral, Real
 
@@ -143,6 +144,28 @@ class Spec:
             return value
         raise ValueError(f"Spec.kind must be one of ['bool', 'choice', 'int', 'number', "
                          f"'probability'], got {self.kind!r}")
+
+    def ends(self, current=None) -> list:
+        """The values at the ends of this range, the ones a contract test runs a model at: both
+        ends of a closed range, the nearest float inside an open end, infinity where it is allowed,
+        and the largest finite float (or 10**18 for an int) where there is no upper end; every
+        choice; the other boolean than ``current`` (both if ``current`` is not a bool)."""
+        if self.kind == "probability":
+            return [0.0, 1.0]
+        if self.kind == "choice":
+            return list(self.choices)
+        if self.kind == "bool":
+            return [not current] if isinstance(current, bool) else [False, True]
+        if self.kind == "int":
+            return [0 if self.low is None else int(self.low), 10**18 if self.high is None else int(self.high)]
+        out = []
+        if self.low is not None:
+            out.append(math.nextafter(self.low, math.inf) if self.low_open else float(self.low))
+        if self.high is not None:
+            out.append(math.nextafter(self.high, -math.inf) if self.high_open else float(self.high))
+        else:
+            out.append(math.inf if self.allow_inf else sys.float_info.max)
+        return out
 
 
 _KINDS = ("number", "int", "probability", "choice", "bool")

@@ -58,49 +58,17 @@ BY_NAME = {e.name: e for e in ENTRIES}
 # a fix makes the case pass, the strict xfail then fails, and the case must leave this dict.
 # Keys are "<registry entry name>:<case id>"; values say what goes wrong.
 KNOWN: dict[str, str] = {
-    '01.hot_row.threads:rtt_ms=1.7976931348623157e+308': 'largest finite rtt_ms: not refused, run fails',
-    '01.hot_row.threads:statement_ms=1.7976931348623157e+308': 'largest finite statement_ms: not refused, run fails',
-    '01.hot_row.threads:horizon_ms=1.7976931348623157e+308': 'largest finite horizon_ms: not refused, run fails',
-    '01.hot_row.group_commit:rate_per_s=1000000.0': 'largest rate_per_s: over 20 s',
-    '01.hot_row.open_loop:horizon_ms=1.7976931348623157e+308': 'largest finite horizon_ms: not refused, run fails',
-    '03.routing.lock:rate_per_s=1000000.0': 'largest rate_per_s: over 20 s',
-    '05.lock_timer:burst=10000000': 'owned here, not fixed in time: largest burst runs over 20 s',
-    '05.lock_timer:horizon_ms=100000000.0': 'owned here, not fixed in time: largest horizon runs over 20 s',
-    '09.delivery:script=()': 'an empty script is accepted',
+    '04.metastable:user_rate_per_s=1000000.0': 'owned here, not fixed: at the 6e6-event cap (the preset default, kept by the verdict fingerprints) the arrivals drawn exceed the memory limit',
+    '04.metastable:timeout_ms=5e-324': 'owned here, not fixed: every attempt times out, ~3.4e6 events (under the 6e6 cap): over 20 s and ~600 MB',
+    '04.metastable:horizon_ms=36000000.0': 'owned here, not fixed: 6e6 events at the longest horizon exceed the memory limit',
+    '04.metastable:horizon_ms=36000000.0,user_rate_per_s=1000000.0': 'owned here, not fixed: 6e6 events at the largest load exceed the memory limit',
 }
 
 
 # ------------------------------------------------------------------------------ the cases
-def _above(low: float) -> float:
-    return math.nextafter(low, math.inf)
-
-
-def _below(high: float) -> float:
-    return math.nextafter(high, -math.inf)
-
-
 def _ends(name: str, spec, preset_value) -> list:
-    """The values at the ends of one declared range."""
-    if spec.kind == "probability":
-        return [0.0, 1.0]
-    if spec.kind == "choice":
-        return list(spec.choices)
-    if spec.kind == "bool":
-        return [not preset_value] if isinstance(preset_value, bool) else [False, True]
-    if spec.kind == "int":
-        lo = 0 if spec.low is None else int(spec.low)
-        hi = 10**18 if spec.high is None else int(spec.high)
-        return [lo, hi]
-    out = []
-    if spec.low is not None:
-        out.append(_above(spec.low) if spec.low_open else float(spec.low))
-    if spec.high is not None:
-        out.append(_below(spec.high) if spec.high_open else float(spec.high))
-    elif spec.allow_inf:
-        out.append(math.inf)
-    else:
-        out.append(sys.float_info.max)
-    return out
+    """The values at the ends of one declared range (the kernel's :meth:`Spec.ends`)."""
+    return spec.ends(preset_value)
 
 
 def _empty(value):
@@ -193,6 +161,8 @@ for line in sys.stdin:
         signal.setitimer(signal.ITIMER_REAL, 0)
     rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     print(json.dumps(["done", i, res[0], res[1], time.perf_counter() - t0, rss]), flush=True)
+    if rss > {rss_limit}:  # ru_maxrss is the child's peak: a fresh child measures the next case
+        sys.exit(0)
 """
 
 
@@ -207,7 +177,7 @@ def _encode(v):
 def _run_entry(name: str) -> dict[int, tuple]:
     """Run every case of entry ``name`` in a child; ``{case index: (outcome, message, s, rss)}``."""
     cases = CASES[name]
-    code = _CHILD.format(as_bytes=AS_LIMIT_MB << 20, name=name, seconds=CASE_SECONDS)
+    code = _CHILD.format(as_bytes=AS_LIMIT_MB << 20, name=name, seconds=CASE_SECONDS, rss_limit=RSS_LIMIT_MB)
     env = dict(os.environ, OPENBLAS_NUM_THREADS="1", OMP_NUM_THREADS="1", MKL_NUM_THREADS="1")
     results: dict[int, tuple] = {}
     todo = list(range(len(cases)))
@@ -221,7 +191,7 @@ def _run_entry(name: str) -> dict[int, tuple]:
             _, kind, changes = cases[i]
             proc.stdin.write(json.dumps([i, kind, {k: _encode(v) for k, v in changes.items()}]) + "\n")
         proc.stdin.close()
-        current, startup = None, 60.0
+        current, startup, progressed = None, 60.0, False
         while True:
             try:
                 line = lines.get(timeout=startup if current is None else CASE_SECONDS + 10.0)
@@ -230,7 +200,9 @@ def _run_entry(name: str) -> dict[int, tuple]:
             if line is None or line == "hang":
                 proc.kill()
                 proc.wait()
-                if current is None:  # the child died before starting a case
+                if current is None and progressed and line is None:  # it left after a case: go on
+                    todo = [i for i in todo if i not in results]
+                elif current is None:  # the child died before starting a case
                     err = proc.stderr.read()[-500:]
                     for i in todo:
                         results[i] = ("child failed", err, 0.0, 0.0)
@@ -245,7 +217,7 @@ def _run_entry(name: str) -> dict[int, tuple]:
                 current, startup = msg[1], 60.0
             else:
                 results[msg[1]] = tuple(msg[2:])
-                current = None
+                current, progressed = None, True
                 startup = CASE_SECONDS + 10.0
                 if len([i for i in todo if i not in results]) == 0:
                     proc.wait()

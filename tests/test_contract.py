@@ -105,3 +105,62 @@ def test_integral_float_for_an_int_field_is_the_int_or_a_value_error(entry, name
         assert name in str(err)
         return
     run.ledger.check()
+
+
+# ------------------------------------------------------------- the ends of the declared ranges
+#
+# Every field a scenario declares with ``validate.param`` is run at the ends of its range, a few
+# fields at a time (hypothesis draws which fields and which end), with the event cap lowered so the
+# run is quick: the contract is that the cap, not the parameters, bounds the run. The full-size
+# version (every end at its own cap, in a memory-limited child) is tests/hostile_contract_bounds.py.
+
+# the declared cap of each model and the value used here: events for the event-driven models, time
+# steps for the time-stepped gateway (07). Every model's declared cap must allow it.
+CAPS = {"max_events": 2_000, "steps": 200}
+
+
+def _declared(entry):
+    from hotkeylab.validate import declared_ranges
+
+    return declared_ranges(entry.preset)
+
+
+def _cap(entry) -> str | None:
+    return next((name for name in CAPS if name in _declared(entry)), None)
+
+
+CAPPED = [e for e in ENTRIES if _cap(e)]
+
+
+def test_every_model_declares_a_cap():
+    missing = [e.name for e in ENTRIES if _cap(e) is None]
+    assert not missing, f"no declared max_events or steps: {missing}"
+
+
+@st.composite
+def _ends_of(draw, entry):
+    ranges = {k: v for k, v in _declared(entry).items() if k != _cap(entry)}
+    names = draw(st.lists(st.sampled_from(sorted(ranges)), min_size=1, max_size=3, unique=True))
+    return {n: draw(st.sampled_from(ranges[n].ends(getattr(entry.preset, n)))) for n in names}
+
+
+@pytest.mark.parametrize("entry", CAPPED, ids=[e.name for e in CAPPED])
+@settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(data=st.data())
+def test_a_run_at_the_ends_of_its_ranges_ends_within_its_cap(entry, data):
+    import time
+
+    changes = data.draw(_ends_of(entry), label="changes")
+    cap = _cap(entry)
+    t0 = time.process_time()
+    try:
+        run = entry.run(seed=0, **changes, **{cap: CAPS[cap]})
+    except ValueError as err:  # a combination the scenario refuses: it must say which field
+        assert any(n in str(err) for n in [f.name for f in dataclasses.fields(entry.preset)]), str(err)
+        return
+    seconds = time.process_time() - t0
+    run.ledger.check()
+    status = getattr(run, "status", None)
+    if cap == "max_events" and status is not None:
+        assert status.events <= CAPS[cap] + 1, (status.events, CAPS[cap])
+    assert seconds < 20.0, f"{seconds:.1f} s CPU for {changes!r}"

@@ -42,6 +42,21 @@ def test_run_bounded_reaches_horizon():
     assert status.t_end_ms == 50.0
 
 
+def test_run_bounded_reports_the_horizon_when_the_last_event_comes_earlier():
+    """A run that was not cut short reports the horizon, not its last event's time (the models
+    used to rebuild RunStatus to say so)."""
+    env = simpy.Environment()
+
+    def once(env):
+        yield env.timeout(3.0)
+
+    env.process(once(env))
+    status = run_bounded(env, until_ms=50.0, max_events=10_000)
+    assert not status.truncated
+    assert env.now == 3.0
+    assert status.t_end_ms == 50.0
+
+
 def test_recorder_counts_and_levels():
     r = Recorder(horizon_ms=1000, window_ms=100, counters=["a"], levels=["q"], weighted=["b"])
     r.count("a", 5)

@@ -178,9 +178,7 @@ def poisson(env, rng, segs, spawn):
 def bounded(env, sc) -> RunStatus:
     """Run ``env`` to the scenario's horizon or its event cap ``sc.max_events``
     (:func:`hotkeylab.sim.run_bounded`)."""
-    st = run_bounded(env, until_ms=sc.horizon_ms, max_events=sc.max_events)
-    t_end = float(env.now) if st.truncated else sc.horizon_ms
-    return RunStatus(t_end_ms=t_end, events=st.events, truncated=st.truncated)
+    return run_bounded(env, until_ms=sc.horizon_ms, max_events=sc.max_events)
 
 
 def finish(env, sc, rec, st) -> tuple[RunStatus, dict, np.ndarray]:

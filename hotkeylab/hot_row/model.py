@@ -226,11 +226,11 @@ def simulate_threads(scenario: HotRow = SEED_ROW, seed: int = 0, **changes) -> C
     status = sim.run_bounded(env, sc.horizon_ms, sc.max_events)
     ledger = sim.Ledger(arrived=book.begun, served=book.committed, in_system=book.active).check()
     commits = np.asarray(book.commits)
-    t_end_run = status.t_end_ms if status.truncated else sc.horizon_ms
+    t_end_run = status.t_end_ms
     busy = sum(max(0.0, min(iv.end, t_end_run) - max(iv.start, sc.warmup_ms)) for iv in book.hold_iv)
     if book.holding is not None:  # the hold still running at the end
         busy += max(0.0, t_end_run - max(sc.warmup_ms, book.holding))
-    t_end = status.t_end_ms if status.truncated else sc.horizon_ms
+    t_end = status.t_end_ms
     span = max(t_end - sc.warmup_ms, 1e-9)
     n_after = int(np.count_nonzero(commits >= sc.warmup_ms))
     lat = np.asarray(book.lat)
@@ -315,7 +315,7 @@ def simulate_group_commit(scenario: GroupCommit = SEED_GROUP_COMMIT, seed: int =
     status = sim.run_bounded(env, sc.horizon_ms, sc.max_events)
     rec.close(status.t_end_ms)
     ledger = sim.Ledger(arrived=book.arrived, served=book.served, in_system=book.in_system).check()
-    t_end = status.t_end_ms if status.truncated else sc.horizon_ms
+    t_end = status.t_end_ms
     span_s = max(t_end - sc.warmup_ms, 1e-9) / 1000.0
     rows = np.asarray(book.batch_rows, dtype=int)
     timer = np.asarray(book.batch_timer, dtype=bool)

@@ -147,8 +147,6 @@ def simulate(scenario: Scenario = SEED_INCIDENT, seed: int = 0, *, max_events: i
     m = start_machine(env, sc, seed)
     status = run_bounded(env, sc.horizon_ms, sc.max_events)
     t_end = max(status.t_end_ms, 1e-9)
-    if status.truncated is False and status.t_end_ms < sc.horizon_ms:
-        t_end = sc.horizon_ms
     m._touch(t_end)
     m.rec.close(t_end)
     m.ledger.in_system = len(m.futures)

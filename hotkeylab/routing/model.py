@@ -156,7 +156,7 @@ def simulate_lock(scenario: LockScenario = SEED_INCIDENT, seed: int = 0, engine:
     for j in range(n_own):
         env.process(owner(env, s, j))
     status = sim.run_bounded(env, sc.horizon_ms, sc.max_events)
-    s.rec.close(status.t_end_ms if status.truncated else sc.horizon_ms)
+    s.rec.close(status.t_end_ms)
     s.led.in_system = sum(len(b.rows) for b in s.batches) + s.dispatched
     s.led.extra["wasted"] = s.led.timed_out
     return LockRun(scenario=sc, seed=seed, windows=s.rec.arrays(), ledger=s.led, intervals=s.intervals,

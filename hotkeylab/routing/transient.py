@@ -138,7 +138,7 @@ def simulate_transient(scenario: TransientScenario = SEED_TRANSIENT, seed: int =
     for i in range(sc.n_clients):
         env.process(client(env, s, i, float(phases[i])))
     status = sim.run_bounded(env, sc.horizon_ms, sc.max_events)
-    t_end = sc.horizon_ms if not status.truncated else status.t_end_ms
+    t_end = status.t_end_ms
     s.integrate(t_end)
     s.rec.close(t_end)
     span = max(s.t_last, 1e-12)
