@@ -50,3 +50,15 @@ def test_readme_course_map_lists_every_notebook():
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
     for path in NOTEBOOKS:
         assert path.name in readme, f"README course map lacks {path.name}"
+
+
+SLICED = re.compile(r"getsource\([^()]*(\([^()]*\))?[^()]*\)\s*[.\[]|__file__|\.py\"?\)\.read")
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.name)
+def test_code_is_shown_whole_not_sliced_from_module_text(path):
+    """Notebooks show an actor with inspect.getsource(actor), never a slice of a module's text."""
+    for cell in json.loads(path.read_text())["cells"]:
+        if cell["cell_type"] == "code":
+            src = "".join(cell["source"])
+            assert not SLICED.search(src), f"{path.name}: {src[:120]!r}"
