@@ -22,7 +22,7 @@ test: $(STAMP)
 	$(VENV)/bin/ruff check .
 	$(PY) -m pytest tests notebooks $(NBVAL)
 
-## make test-hostile: every model at the ends of its declared ranges, in memory- and time-limited children (#20; ~18 min)
+## make test-hostile: every model at the ends of its declared ranges, in memory- and time-limited children (#20; ~4 min on a quiet machine)
 test-hostile: $(STAMP)
 	$(PY) -m pytest -q tests/hostile_contract_bounds.py
 
