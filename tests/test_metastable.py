@@ -310,10 +310,9 @@ def test_chunked_path_declines_what_it_does_not_model(change):
     _assert_same_run(simulate(sc, seed=2), run_loop(sc, seed=2))
 
 
-def test_same_seed_same_windows_other_seed_differs():
-    a, b, c = (simulate(SHORT, seed=s) for s in (3, 3, 4))
-    for key in a.windows:
-        np.testing.assert_array_equal(a.windows[key], b.windows[key])
+def test_another_seed_gives_other_windows():
+    # same seed, same windows and ledger: tests/test_contract.py; here, another seed differs
+    a, c = (simulate(SHORT, seed=s) for s in (3, 4))
     assert not np.array_equal(a.windows["offered"], c.windows["offered"])
 
 
@@ -480,11 +479,8 @@ def test_ledgers_balance_for_random_scenarios(engine, params, seed, cap):
 @pytest.mark.parametrize(
     "make, name",
     [
-        (lambda: Scenario(user_rate_per_s=-1), "user_rate_per_s"),
         (lambda: Scenario(batch_ms=0), "batch_ms"),
-        (lambda: Scenario(timeout_ms=float("nan")), "timeout_ms"),
         (lambda: Scenario(batch_max_rows=0), "batch_max_rows"),
-        (lambda: Scenario(queue_limit=-1), "queue_limit"),
         (lambda: Scenario(discipline="random"), "discipline"),
         (lambda: Scenario(horizon_ms=0), "horizon_ms"),
         (lambda: Scenario(degrade=Window(0, 10, 2.0)), "degrade.factor"),
