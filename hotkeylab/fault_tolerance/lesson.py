@@ -24,16 +24,10 @@ def explore_ejection(
     """The ejection widget's function: machine A dies from 10 s to 25 s under the chosen load.
     Runs the chosen router (and, for the figure, the same load without ejection), draws
     :func:`plot_ejection`, and returns the chosen run's summary with the closed forms beside it."""
-    sc = replace(
-        SEED_EJECTION,
-        rate_per_s=rate_per_s,
-        threshold=threshold,
-        panic_threshold=panic_threshold,
-        check_interval_ms=check_interval_ms,
-        ejection=ejection,
-        horizon_ms=horizon_ms,
-        bad_end_ms=min(SEED_EJECTION.bad_end_ms, horizon_ms),
-    )
+    knobs = dict(rate_per_s=rate_per_s, threshold=threshold, panic_threshold=panic_threshold,
+                 check_interval_ms=check_interval_ms, ejection=ejection, horizon_ms=horizon_ms)
+    # machine A's fault ends with the run if the run is shorter than the fault
+    sc = replace(SEED_EJECTION, **knobs, bad_end_ms=min(SEED_EJECTION.bad_end_ms, horizon_ms))
     run = simulate_ejection(sc, seed)
     out = dict(run.summary)
     out["closed_no_ejection"] = pool_success(sc.rate_per_s, sc.servers, sc.workers, sc.service_ms, dead=1)
