@@ -114,9 +114,12 @@ def incident_figure(run, *, height: float = 1.9):
     if np.any(w["retries"] > 0):
         b.fill_between(t, 0, w["retries"], step="post", color=COLORS["retries"], alpha=0.4, lw=0,
                        label=plotting.LABELS["retries"] + " (filled)")
-    for key in ("timeouts", "rejected"):
+    # red and brown are close hues on a thin line: timeouts solid, rejections dashed and wider
+    styles = {"timeouts": dict(lw=1.2, ls="-", suffix=" (solid)"), "rejected": dict(lw=1.8, ls=(0, (4, 2)), suffix=" (dashed)")}
+    for key, st in styles.items():
         if np.any(w[key] > 0):
-            b.step(t, w[key], where="post", color=COLORS[key], lw=1.2, label=plotting.LABELS[key])
+            b.step(t, w[key], where="post", color=COLORS[key], lw=st["lw"], ls=st["ls"],
+                   label=plotting.LABELS[key] + st["suffix"])
     b.set_ylabel("attempts/s")
     b.text(0.005, 0.93, "b · attempts", transform=b.transAxes, fontsize=9, va="top")
     c.step(t, w["queue"], where="post", color=COLORS["queue"], lw=2, label="batches waiting")
@@ -139,7 +142,7 @@ def incident_figure(run, *, height: float = 1.9):
                   label=f"QueueMaxSize = {sc.queue_limit} (the queue sits on it)")
     top = max(float(np.max(w["queue"])), float(sc.queue_limit or 0), 20.0)
     log_queue_axis(c, 2.0 * top)
-    c.set_ylabel("batches (log;\nfloor = 0)")
+    c.set_ylabel("batches (log above 1,\nlinear below 1;\nfloor = 0, empty)")
     c.text(0.005, 0.93, "c · queue", transform=c.transAxes, fontsize=9, va="top")
     for ax in axes:
         _shade_owner(ax, sc, horizon_s)
