@@ -14,6 +14,9 @@ from .pool import SEED_POOL
 from .retry import RETRY_LABELS
 
 POLICY_STYLE = {"none": ":", "always": "-", "gated": "--"}
+POLICY_COLOR = {"none": COLORS["queue"], "always": COLORS["retries"], "gated": COLORS["goodput"]}
+# one colour per run when several runs share a panel (none of them the reference lines' blue or grey)
+RUN_COLORS = (COLORS["goodput"], COLORS["retries"], COLORS["queue"], COLORS["rejected"])
 
 
 def _legend_right(ax, **kw):
@@ -34,7 +37,7 @@ def _log_ms_ticks(ax, axis="y", mantissas=(1, 2, 5)):
 
 def plot_retry(runs: dict, axes=None):
     """Calls reaching the backend per second (top) and users served per second (bottom) against
-    time (s), one line style per policy; the backend's capacity dashed, the fault shaded."""
+    time (s), one colour and line style per policy; the backend's capacity dashed, the fault shaded."""
     check_runs("runs", runs)
     if axes is None:
         _, axes = new_figure(2, 1, height=2.4, sharex=True)
@@ -44,8 +47,9 @@ def plot_retry(runs: dict, axes=None):
         w = run.windows
         t = w["t"] + sc.window_ms / 2000.0
         ls = POLICY_STYLE.get(pol, "-")
-        a0.plot(t, w["attempts"], color=COLORS["retries"], ls=ls, label=RETRY_LABELS.get(pol, pol))
-        a1.plot(t, w["goodput"], color=COLORS["goodput"], ls=ls, label=RETRY_LABELS.get(pol, pol))
+        c = POLICY_COLOR.get(pol, COLORS["capacity"])
+        a0.plot(t, w["attempts"], color=c, ls=ls, label=RETRY_LABELS.get(pol, pol))
+        a1.plot(t, w["goodput"], color=c, ls=ls, label=RETRY_LABELS.get(pol, pol))
     a0.axhline(sc.capacity_per_s, color=COLORS["capacity"], ls="--", lw=1.5, label="backend capacity")
     a1.axhline(sc.users_per_s, color=COLORS["offered"], ls="--", lw=1.5, label="user requests")
     for ax in axes:
@@ -74,10 +78,10 @@ def plot_failover(crash: Run, surge: Run, axes=None):
     sc_c, sc_s = crash.scenario, surge.scenario
     runs = [
         (crash, f"run 1: A unreachable {sc_c.down_start_ms / 1000:g}–{sc_c.down_end_ms / 1000:g} s",
-         [(sc_c.down_start_ms / 1000, sc_c.down_end_ms / 1000)], "the run's fault window"),
+         [(sc_c.down_start_ms / 1000, sc_c.down_end_ms / 1000)], "A unreachable (run 1)"),
         (surge, f"run 2: A up, traffic ×{sc_s.surge_factor:g} {sc_s.surge_start_ms / 1000:g}–"
                 f"{sc_s.surge_end_ms / 1000:g} s",
-         [(sc_s.surge_start_ms / 1000, sc_s.surge_end_ms / 1000)], "the run's fault window"),
+         [(sc_s.surge_start_ms / 1000, sc_s.surge_end_ms / 1000)], f"traffic surge ×{sc_s.surge_factor:g} (run 2)"),
     ]
     for col, (run, title, spans, shade_label) in enumerate(runs):
         sc, w = run.scenario, run.windows
@@ -102,15 +106,20 @@ def plot_failover(crash: Run, surge: Run, axes=None):
                  legend=False)
         for ax in (top, bottom):
             ax.set_xlim(0, sc.horizon_ms / 1000)
-    axes[0, 1].legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=8)
-    axes[1, 1].legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=8)
+    for row in (0, 1):  # one legend per row, beside the right panel, naming both runs' shaded windows
+        pairs = {}
+        for ax in axes[row]:
+            h, lab = ax.get_legend_handles_labels()
+            pairs.update({k: v for k, v in zip(lab, h, strict=True) if k not in pairs})
+        axes[row, 1].legend(list(pairs.values()), list(pairs), loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=8)
     axes[0, 0].figure.tight_layout()
     return axes
 
 
 def plot_ejection(runs: dict, strips=None, axes=None):
     """Top: the pool's success rate over time (s), one line per labelled run; the bad window
-    shaded. Below: one strip per run named in ``strips`` (default: every run with ejection),
+    shaded; each router with ejection in its own colour and line style, the baseline in grey.
+    Below: one strip per run named in ``strips`` (default: every run with ejection),
     showing when each machine was out of rotation (red)."""
     check_runs("runs", runs)
     if strips is None:
@@ -128,11 +137,13 @@ def plot_ejection(runs: dict, strips=None, axes=None):
     a0 = axes[0]
     styles = ["-", "--", ":", "-."]
     sc0 = next(iter(runs.values())).scenario
-    for j, (label, run) in enumerate(runs.items()):
+    n_ej = 0
+    for label, run in runs.items():
         w = run.windows
         t = w["t"] + run.scenario.window_ms / 2000.0
-        if run.scenario.ejection:  # routers with ejection in green, the baseline in grey
-            a0.plot(t, w["success"], color=COLORS["goodput"], ls=styles[j % 4], label=label)
+        if run.scenario.ejection:  # routers with ejection in their own colours, the baseline in grey
+            a0.plot(t, w["success"], color=RUN_COLORS[n_ej % 4], ls=styles[n_ej % 4], label=label)
+            n_ej += 1
         else:
             a0.plot(t, w["success"], color=COLORS["capacity"], lw=1.5, alpha=0.8, label=label)
     shade(a0, [(sc0.bad_start_ms / 1000, sc0.bad_end_ms / 1000)], label=f"{sc0.bad_label} bad")
@@ -188,8 +199,8 @@ def plot_capacity_curve(
 
 
 def plot_pool_runs(runs: dict, axes=None):
-    """Top: requests answered ok per second; bottom: the user's mean wait (s); one line style
-    per labelled run; the hang window shaded."""
+    """Top: requests answered ok per second; bottom: the user's mean wait (s); one colour and line
+    style per labelled run, a legend beside each panel; the hang window shaded."""
     check_runs("runs", runs)
     if axes is None:
         _, axes = new_figure(2, 1, height=2.3, sharex=True)
@@ -199,8 +210,8 @@ def plot_pool_runs(runs: dict, axes=None):
     for j, (label, run) in enumerate(runs.items()):
         w = run.windows
         t = w["t"] + run.scenario.window_ms / 2000.0
-        a0.plot(t, w["goodput"], color=COLORS["goodput"], ls=styles[j % 4], label=label)
-        a1.plot(t, w["mean_ms"] / 1000.0, color=COLORS["latency"], ls=styles[j % 4], label=label)
+        a0.plot(t, w["goodput"], color=RUN_COLORS[j % 4], ls=styles[j % 4], label=label)
+        a1.plot(t, w["mean_ms"] / 1000.0, color=RUN_COLORS[j % 4], ls=styles[j % 4], label=label)
     a0.axhline(sc0.rate_per_s, color=COLORS["offered"], ls="--", lw=1, label="offered")
     for ax in axes:
         if sc0.hang_end_ms > sc0.hang_start_ms:
@@ -210,6 +221,7 @@ def plot_pool_runs(runs: dict, axes=None):
     decorate(a0, ylabel="answered ok/s", legend=False)
     decorate(a1, xlabel="time (s)", ylabel="user's mean wait (s)", legend=False)
     _legend_right(a0)
+    _legend_right(a1)
     a1.set_xlim(0, sc0.horizon_ms / 1000)
     return axes
 
@@ -318,7 +330,8 @@ def plot_report(runs: dict, sweep: dict | None = None, axes=None):
 
 def plot_isolation(runs: dict, ax=None):
     """Share of deliveries (solid) and queries (dotted) served over time (s), one colour per
-    labelled run; the query surge shaded."""
+    labelled run, drawn as steps: each step spans the arrival window it counts; the query surge
+    shaded."""
     check_runs("runs", runs)
     if ax is None:
         _, ax = new_figure(height=3.0)
@@ -326,9 +339,10 @@ def plot_isolation(runs: dict, ax=None):
     sc0 = next(iter(runs.values())).scenario
     for j, (label, run) in enumerate(runs.items()):
         w = run.windows
-        t = w["t"] + run.scenario.window_ms / 2000.0
-        ax.plot(t, w["delivery_success"], color=colors[j % 4], label=f"{label}: deliveries")
-        ax.plot(t, w["query_success"], color=colors[j % 4], ls=":", lw=1.5, label=f"{label}: queries")
+        t = w["t"]  # window starts: with steps-post each value is drawn over its own window
+        ax.plot(t, w["delivery_success"], color=colors[j % 4], ds="steps-post", label=f"{label}: deliveries")
+        ax.plot(t, w["query_success"], color=colors[j % 4], ls=":", lw=1.5, ds="steps-post",
+                label=f"{label}: queries")
     shade(ax, [(sc0.surge_start_ms / 1000, sc0.surge_end_ms / 1000)], label=f"query surge ×{sc0.surge_factor:g}")
     decorate(ax, xlabel="time (s)", ylabel="share served", ylim=(0, 1.05), legend=False)
     _legend_right(ax)
