@@ -452,17 +452,27 @@ def test_the_chunked_path_declines_a_huge_chunk_with_refusals_at_once():
 
 def test_the_widget_at_its_largest_load_stops_at_its_cap_in_bounded_memory():
     """``WhatIf().update(user_rate_per_s=1e5)`` (the widget's upper bound) used 1.8 GB and 150 s
-    at the scenario's 6e6-event cap; the widget runs with its own cap and says where it stopped."""
+    at the scenario's 6e6-event cap; the widget runs with its own cap and says where it stopped.
+
+    Memory is measured as the peak of what the update allocates (tracemalloc sees Python objects
+    and numpy's buffers): about 200 MB here, the same in every run. The process's peak resident set
+    is only a coarse guard: once (CI, 2026-12-02) it read 566 MB for a run that reads about 310 MB
+    on every rerun, so it is not the measure the bound is checked on."""
     from hotkeylab.metastable.widgets import WHATIF_MAX_EVENTS
 
     words = _run_child("""
-        import resource
+        import resource, tracemalloc
         from hotkeylab.metastable.widgets import WhatIf
         wi = WhatIf()
+        tracemalloc.start()
         res = wi.update(user_rate_per_s=1e5, show=False)
+        peak = tracemalloc.get_traced_memory()[1]
+        tracemalloc.stop()
         print(int(res.run.truncated), res.run.status.events, int("event cap" in res._repr_markdown_()),
-              int("event cap" in wi.verdict.get_text()), resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)
-    """, timeout_s=120.0)
-    truncated, events, said, drawn, rss_kb = map(int, words)
+              int("event cap" in wi.verdict.get_text()), peak // 1024,
+              resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)
+    """, timeout_s=180.0)
+    truncated, events, said, drawn, peak_kb, rss_kb = map(int, words)
     assert truncated == 1 and events == WHATIF_MAX_EVENTS and said == 1 and drawn == 1
-    assert rss_kb <= 500 * 1024
+    assert peak_kb <= 300 * 1024, f"the update allocated {peak_kb / 1024:.0f} MB at its peak"
+    assert rss_kb <= 1024 * 1024, f"peak resident set {rss_kb / 1024:.0f} MB"
