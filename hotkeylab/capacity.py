@@ -282,6 +282,8 @@ def batcher_batch_rate(rate_per_s: float, max_rows: int = 20, max_wait_ms: float
     if lam == 0:
         return 0.0
     lam_ms = lam / 1000.0
+    if lam_ms * max(T, 1.0) < 1e-17:  # the open window (<= T) is below the gap's rounding: one
+        return lam  # request a batch (and 1/λ would overflow or divide by zero at subnormal rates)
     cycle_ms = 1.0 / lam_ms + _batcher_window_ms(lam_ms, k, T)
     return 1000.0 / cycle_ms
 
