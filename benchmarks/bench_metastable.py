@@ -114,7 +114,11 @@ def lindley_rate(n: int, repeat: int) -> float:
 
 
 def figures_of(result) -> list:
+    from hotkeylab.plotting import LiveFigure
+
     figs = [plt.figure(k) for k in plt.get_fignums()]
+    if LiveFigure.latest is not None:  # a widget's figure kept between slider moves, outside pyplot
+        figs.append(LiveFigure.latest.fig)
     for cand in (result, getattr(result, "fig", None), getattr(result, "figure", None)):
         if hasattr(cand, "savefig") and cand not in figs:
             figs.append(cand)
@@ -124,6 +128,18 @@ def figures_of(result) -> list:
 def draw(figs) -> None:
     for f in figs:
         f.canvas.draw()
+
+
+def _clear_run_caches(mod) -> None:
+    """Empty the widgets' run caches (``functools.lru_cache``) of ``mod``'s lesson, so that an
+    update measures a new run, as after a slider move, not a cache hit."""
+    from hotkeylab.plotting import LiveFigure
+
+    LiveFigure.latest = None
+    lesson = importlib.import_module(mod.__name__ + ".lesson") if hasattr(mod, "__path__") else mod
+    for obj in vars(lesson).values():
+        if callable(getattr(obj, "cache_clear", None)):
+            obj.cache_clear()
 
 
 def other_widget(module: str, name: str, kwargs: dict, repeat: int):
@@ -139,6 +155,7 @@ def other_widget(module: str, name: str, kwargs: dict, repeat: int):
     figs: list = []
     for _ in range(repeat):
         plt.close("all")
+        _clear_run_caches(mod)  # a slider moved to a new value: the run is not cached
         t0 = time.perf_counter()
         res = fn(**kwargs)
         figs = figures_of(res)

@@ -9,6 +9,9 @@ units, ``lw=2``, no titles (the markdown above a figure says what it shows).
 - :func:`shade` marks trigger/intervention windows.
 - :func:`lock_gantt` draws who holds a lock when.
 - :func:`phase_diagram` draws a recovered/stuck grid.
+- :class:`LiveFigure` is a widget's figure, made once and updated in place by each slider move
+  (artists' data set, axes rescaled, one draw); :func:`cut_short` is its "stopped at the event
+  cap" note.
 """
 
 from __future__ import annotations
@@ -31,6 +34,9 @@ __all__ = [
     "decorate",
     "queue_axis",
     "merged_legend",
+    "LiveFigure",
+    "live_figure",
+    "cut_short",
 ]
 
 #: One meaning per colour, everywhere.
@@ -247,3 +253,142 @@ def phase_diagram(
     )
     ax.mesh = mesh
     return ax
+
+
+# --------------------------------------------------------------------------- live widget figures
+def cut_short(run) -> str:
+    """`` (stopped at the event cap, 750,000 events, at 12.3 s)`` for a run its event cap cut short
+    (``run.truncated``), else ``""``: the one wording every widget uses."""
+    if not getattr(run, "truncated", False):
+        return ""
+    cap = getattr(getattr(run, "scenario", None), "max_events", None)
+    status = getattr(run, "status", None)
+    t_end = getattr(status, "t_end_ms", None)
+    events = f", {cap:,} events" if cap is not None else ""
+    at = f", at {t_end / 1e3:.1f} s" if t_end is not None else ""
+    return f" (stopped at the event cap{events}{at})"
+
+
+class LiveFigure:
+    """A widget's figure, made once and kept between slider moves.
+
+    The figure (a plain :class:`~matplotlib.figure.Figure` on an Agg canvas, outside pyplot, so
+    nothing accumulates) and its axes are created once; a subclass or caller adds its artists
+    with :meth:`line` (kept in :attr:`lines` by name), and each update sets their data
+    (:meth:`set_lines`), rescales (:meth:`rescale_y`), sets the verdict note (:meth:`note`, top
+    left of the first axis unless told) and draws once (:meth:`draw`) instead of clearing and re-plotting.
+    A run without data (no windows) shows "no data" on the axes (:meth:`no_data`).
+
+    Widgets whose figure a lesson's ``figures.py`` builds use :meth:`replot` instead: the same
+    figure, its axes cleared and the plotting function run on them, the layout computed once.
+
+    :attr:`latest` is the live figure drawn most recently (the benchmark redraws it bare).
+    """
+
+    latest: LiveFigure | None = None
+
+    def __init__(self, nrows: int = 1, ncols: int = 1, *, figsize=None, layout: str | None = "constrained",
+                 note_ax: int = 0, note_xy=(0.01, 0.97), note_ha: str = "left", **subplots_kw):
+        from matplotlib.backends.backend_agg import FigureCanvasAgg
+        from matplotlib.figure import Figure
+
+        self.fig = Figure(figsize=figsize or _RC["figure.figsize"], layout=layout)
+        FigureCanvasAgg(self.fig)
+        axes = self.fig.subplots(nrows, ncols, squeeze=False, **subplots_kw)
+        self.axes = list(axes.flat)
+        self.ax = self.axes[0]
+        self.lines: dict = {}
+        self._note_at = (note_ax, note_xy, note_ha)
+        self._new_note()
+        self._empty: dict = {}
+        self._layout_done = False
+        self.calls = 0
+
+    def _new_note(self) -> None:
+        k, xy, ha = self._note_at
+        nax = self.axes[k]
+        self.verdict = nax.text(*xy, "", transform=nax.transAxes, ha=ha, va="top", fontsize=9, zorder=8,
+                                bbox=dict(facecolor="white", alpha=0.85, lw=0))
+
+    def line(self, name: str, ax=None, **kw):
+        """An empty line on ``ax`` (default: the first axis), kept as ``lines[name]``."""
+        self.lines[name] = (ax or self.ax).plot([], [], **kw)[0]
+        return self.lines[name]
+
+    def set_lines(self, x, data: Mapping, names: Iterable | None = None) -> None:
+        """Each line's data: ``x`` against ``data[name]``, for ``names`` (default: every line)."""
+        for name in self.lines if names is None else names:
+            self.lines[name].set_data(x, data[name])
+
+    @staticmethod
+    def top(arrays: Iterable, floor: float = 1.0) -> float:
+        """The largest finite value of ``arrays`` (empty or all-NaN ones ignored), at least ``floor``."""
+        peaks = [float(np.nanmax(a)) for a in map(np.asarray, arrays) if a.size and not np.all(np.isnan(a))]
+        return max(floor, *peaks) if peaks else floor
+
+    def rescale_y(self, ax, arrays: Iterable, *, floor: float = 1.0, pad: float = 1.1) -> float:
+        """``ax``'s y axis from 0 to ``pad`` × the largest value of ``arrays`` (at least ``floor``)."""
+        top = pad * self.top(arrays, floor)
+        ax.set_ylim(0, top)
+        return top
+
+    def note(self, text: str, color: str = "black") -> None:
+        """The verdict line in the corner of the first axis."""
+        self.verdict.set_text(text)
+        self.verdict.set_color(color)
+
+    def no_data(self, ax, empty: bool, text: str = "no data in this run") -> bool:
+        """Show ``text`` across ``ax`` while ``empty`` (hidden otherwise); returns ``empty``."""
+        if ax not in self._empty:
+            self._empty[ax] = ax.text(0.5, 0.5, text, transform=ax.transAxes, ha="center", va="center",
+                                      fontsize=11, color=COLORS["capacity"], zorder=9)
+        self._empty[ax].set_text(text)
+        self._empty[ax].set_visible(bool(empty))
+        return bool(empty)
+
+    def replot(self, plot, *args, tight: bool = True, **kw):
+        """Clear the figure's axes (and drop the twins, legends and texts a previous call added),
+        run ``plot(*args, axes_or_ax, **kw)`` on them and draw once. ``plot`` is a lesson's figure
+        function taking its axes last; with ``tight`` the first call's tight layout is kept for
+        the later ones (computing it again would cost another draw per slider move)."""
+        for a in self.fig.axes:
+            if a not in self.axes:
+                a.remove()
+        for a in self.axes:
+            a.cla()
+        for art in [*self.fig.legends, *self.fig.texts]:
+            art.remove()
+        self._empty.clear()
+        self._new_note()
+        out = plot(*args, self.axes if len(self.axes) > 1 else self.ax, **kw)
+        if tight and not self._layout_done:
+            self.fig.tight_layout()
+            self.fig.set_layout_engine("none")
+        self._layout_done = True
+        self.draw()
+        return out
+
+    def draw(self) -> None:
+        """Render the figure (one draw per update)."""
+        self.fig.canvas.draw()
+        self.calls += 1
+        LiveFigure.latest = self
+
+    def show(self, markdown: str | None = None) -> None:
+        """Display the figure (and ``markdown`` below it) in the notebook's output."""
+        from IPython.display import Markdown, display
+
+        display(self.fig)
+        if markdown is not None:
+            display(Markdown(markdown))
+
+
+_LIVE: dict = {}
+
+
+def live_figure(key, nrows: int = 1, ncols: int = 1, **kw) -> LiveFigure:
+    """The :class:`LiveFigure` of widget ``key`` (made with these arguments on first use, then the
+    same figure for every later call); put the figure's shape in ``key`` where it varies."""
+    if key not in _LIVE:
+        _LIVE[key] = LiveFigure(nrows, ncols, **kw)
+    return _LIVE[key]

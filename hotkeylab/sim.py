@@ -8,6 +8,10 @@
 - :class:`Ledger`: ``arrived = served + timed_out + rejected + in_system``; ``check()`` raises
   :class:`LedgerError` if anything is unaccounted for; :meth:`Ledger.from_outcomes` builds one
   from an array of :class:`Outcome` codes, one per request.
+- :class:`Run` and :class:`Summary`: the base of every model's result (``status``, ``ledger``,
+  ``check()``) and of its typed, frozen summary (``run.summary.<field>``, ``.as_dict()``).
+- :data:`NO_DATA` (None): the one marker of a summary value with no samples (a zero rate, a horizon
+  shorter than one service); never NaN; tables show it as "no data", figures skip it (:func:`plottable`).
 - :class:`PoissonSource`: Poisson arrival gaps drawn lazily in blocks of a chosen size, so memory
   stays bounded whatever the rate, and a model keeps the order in which it draws from its RNG.
 - :func:`window_percentiles`: per-window percentiles of a value (latency, age) by event time.
@@ -23,6 +27,10 @@ from enum import IntEnum
 
 import numpy as np
 
+# The base of every model's result and its typed summary, and the one no-data marker (NO_DATA =
+# None: a summary value with no samples; never NaN; "no data" in tables; skipped by figures). They
+# live in :mod:`hotkeylab.runs` (this module keeps under the 400-line guard) and are part of the kernel.
+from .runs import NO_DATA, NO_DATA_TEXT, Run, Summary, is_no_data, plottable
 from .validate import check_int, check_number
 
 __all__ = [
@@ -35,6 +43,12 @@ __all__ = [
     "Outcome",
     "Ledger",
     "LedgerError",
+    "NO_DATA",
+    "NO_DATA_TEXT",
+    "is_no_data",
+    "plottable",
+    "Summary",
+    "Run",
     "PoissonSource",
     "window_percentiles",
 ]
@@ -245,32 +259,73 @@ class Ledger:
 
 
 class PoissonSource:
-    """Gaps (ms) between Poisson arrivals at ``rate_per_s``, drawn from ``rng`` in blocks of
-    ``block`` exponentials. ``block=1`` draws one at a time, so a model that interleaves other
-    draws keeps its stream; a larger block is faster and holds at most ``block`` gaps in memory.
+    """Gaps (ms) between Poisson arrivals at ``rate_per_s`` (or, exactly, of mean ``mean_ms``),
+    drawn from ``rng`` in blocks of ``block`` exponentials. ``block=1`` draws one at a time, so a
+    model that interleaves other draws keeps its stream; a larger block is faster and holds at
+    most ``block`` gaps in memory (standard exponentials, scaled by the mean when used).
 
-    ``next_gap()`` returns one gap; ``times(t0_ms, t1_ms, max_count)`` returns the arrival times in
-    ``[t0, t1)`` as an array, refusing (ValueError) more than ``max_count``, so a huge rate cannot
-    allocate without bound.
+    ``next_gap()`` returns one gap; ``gaps(k)`` the next ``k`` as an array, drawing only what the
+    block does not hold (a model that pre-draws ``k`` keeps its stream); ``set_rate(r)`` changes
+    the rate from the next gap on (a peak). ``times(t0_ms, t1_ms, max_count)`` returns the arrival
+    times in ``[t0, t1)``, refusing (ValueError) more than ``max_count``, so a huge rate cannot
+    allocate without bound; ``through(t_ms, stop_ms, max_count)`` the ones after ``t_ms`` up to and
+    including the first at or after ``stop_ms`` (after it, with ``past=True``), at most ``max_count``,
+    vectorised; the gaps it drew beyond stay for the next call, at the rate then in force.
     """
 
-    def __init__(self, rng: np.random.Generator, rate_per_s: float, block: int = 256):
+    def __init__(self, rng: np.random.Generator, rate_per_s: float | None = None, block: int = 256, *,
+                 mean_ms: float | None = None):
         self.rng = rng
-        self.rate_per_s = check_number("rate_per_s", rate_per_s, low=0.0, low_open=True)
         self.block = check_int("block", block, low=1, high=1_000_000)
-        self.mean_ms = 1000.0 / self.rate_per_s
-        self._buf: list = []
+        if mean_ms is None:
+            self.set_rate(rate_per_s)
+        else:
+            self.mean_ms = check_number("mean_ms", mean_ms, low=0.0, low_open=True, allow_inf=True)
+            self.rate_per_s = 1000.0 / self.mean_ms
+        self._buf = np.empty(0)
         self._pos = 0
 
+    def set_rate(self, rate_per_s: float) -> None:
+        self.rate_per_s = check_number("rate_per_s", rate_per_s, low=0.0, low_open=True)
+        self.mean_ms = 1000.0 / self.rate_per_s
+
+    def _hold(self, k: int) -> np.ndarray:
+        """The next ``k`` standard exponentials (not consumed), drawing what the block lacks."""
+        have = self._buf.size - self._pos
+        if have < k:
+            self._buf = np.concatenate((self._buf[self._pos:], self.rng.standard_exponential(k - have)))
+            self._pos = 0
+        return self._buf[self._pos:self._pos + k]
+
     def next_gap(self) -> float:
-        if self._pos >= len(self._buf):
+        if self._pos >= self._buf.size:
             if self.block == 1:
                 return float(self.rng.exponential(self.mean_ms))
-            self._buf = self.rng.exponential(self.mean_ms, self.block).tolist()
-            self._pos = 0
-        gap = self._buf[self._pos]
+            self._hold(self.block)
         self._pos += 1
-        return gap
+        return float(self._buf[self._pos - 1]) * self.mean_ms
+
+    def gaps(self, k: int) -> np.ndarray:
+        e = self._hold(check_int("k", k, low=0, high=100_000_000)) * self.mean_ms
+        self._pos += k
+        return e
+
+    def through(self, t_ms: float, stop_ms: float, max_count: int, past: bool = False) -> np.ndarray:
+        t, cap = check_number("t_ms", t_ms, low=0.0), check_int("max_count", max_count, low=1)
+        stop = check_number("stop_ms", stop_ms, low=t)
+        out, n = [], 0
+        while n < cap:
+            m = min(cap - n, max(self.block, int(min(1e6, (stop - t) / self.mean_ms * 1.05)) + 256))
+            ts = np.cumsum(np.concatenate(([t], self._hold(m) * self.mean_ms)))[1:]
+            k = int(np.searchsorted(ts, stop, side="right" if past else "left"))
+            take = min(k + 1, m)
+            out.append(ts[:take])
+            self._pos += take
+            n += take
+            t = float(ts[take - 1])
+            if k < m:
+                break
+        return np.concatenate(out)
 
     def times(self, t0_ms: float, t1_ms: float, max_count: int = 10_000_000) -> np.ndarray:
         t0 = check_number("t0_ms", t0_ms, low=0.0)

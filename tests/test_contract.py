@@ -164,3 +164,117 @@ def test_a_run_at_the_ends_of_its_ranges_ends_within_its_cap(entry, data):
     if cap == "max_events" and status is not None:
         assert status.events <= CAPS[cap] + 1, (status.events, CAPS[cap])
     assert seconds < 20.0, f"{seconds:.1f} s CPU for {changes!r}"
+
+
+# ------------------------------------------------------------- no data: one marker, never NaN
+#
+# A summary value with no samples (a zero rate, a horizon shorter than one service) is
+# hotkeylab.sim.NO_DATA (None), never NaN, and a figure built from a summary skips it (issue #20).
+
+
+def _no_sample_scenarios(entry):
+    """Changes that leave the model (nearly) without samples: a 1 ms horizon, one step, zero load."""
+    names = {f.name for f in dataclasses.fields(entry.preset)}
+    out = []
+    if "horizon_ms" in names:
+        tiny = {"horizon_ms": 1.0}
+        tiny.update({n: 0.0 for n in ("warmup_ms",) if n in names})
+        tiny.update({n: 1.0 for n in ("window_ms", "gc_sample_ms") if n in names})
+        out.append(tiny)
+    if "steps" in names:
+        out.append({"steps": 1})
+    if entry.load:
+        out.append({entry.load: 0.0})
+    return out
+
+
+def _nan_inside(v) -> bool:
+    if isinstance(v, (float, np.floating)):
+        return bool(np.isnan(v))
+    if isinstance(v, dict):
+        return any(_nan_inside(x) for x in v.values())
+    if isinstance(v, (list, tuple, np.ndarray)):
+        return any(_nan_inside(x) for x in v)
+    return False
+
+
+def _figure_nans(fig) -> list[str]:
+    """Labels of the lines and bars in ``fig`` whose data hold a NaN."""
+    bad = []
+    for ax in fig.axes:
+        for line in ax.get_lines():
+            xy = np.asarray(line.get_xydata(), dtype=float)
+            if xy.size and np.isnan(xy).any():
+                bad.append(f"line {line.get_label()!r}")
+        for patch in ax.patches:
+            if np.isnan(patch.get_bbox().bounds).any():
+                bad.append(f"patch {patch.get_label()!r}")
+    return bad
+
+
+@pytest.mark.parametrize("entry", ENTRIES, ids=IDS)
+def test_a_summary_with_no_samples_says_no_data_never_nan(entry):
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from hotkeylab import sim
+
+    ran = 0
+    for changes in _no_sample_scenarios(entry):
+        try:
+            run = entry.run(seed=0, **changes)
+        except ValueError as err:  # e.g. a rate that must be > 0: the scenario says which field
+            assert any(n in str(err) for n in changes), str(err)
+            continue
+        ran += 1
+        run.check()
+        s = run.summary
+        assert isinstance(s, sim.Summary), type(s)
+        nan = [k for k, v in s.items() if _nan_inside(v)]
+        assert not nan, f"NaN (not NO_DATA) in {changes!r}: {nan}"
+        assert s.as_dict() == dict(s) and list(s.as_dict()) == list(s)  # typed fields, mapping kept
+        shown = s.as_dict(no_data=sim.NO_DATA_TEXT)
+        assert all((shown[k] == sim.NO_DATA_TEXT) == (v is sim.NO_DATA) for k, v in s.items())
+        # a figure built from the summary: its numbers, the no-data ones skipped
+        numbers = {k: v for k, v in s.items() if v is None or (isinstance(v, (int, float)) and not isinstance(v, bool))}
+        x, y = sim.plottable(range(len(numbers)), list(numbers.values()))
+        assert len(x) == sum(v is not None for v in numbers.values())
+        x, y = x[np.isfinite(y)], y[np.isfinite(y)]  # inf (a closed form past its edge) is not drawn either
+        fig, ax = plt.subplots()
+        ax.plot(x, y, "o", label="summary")
+        ax.bar(x, y)
+        try:
+            assert not _figure_nans(fig), _figure_nans(fig)
+        finally:
+            plt.close(fig)
+    assert ran, f"no no-sample scenario accepted for {entry.name}"
+
+
+def test_the_figures_that_take_summary_values_skip_no_data():
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from hotkeylab import fault_tolerance as ft
+    from hotkeylab import hot_row
+
+    empty = ft.simulate_report(dataclasses.replace(ft.SEED_REPORT, horizon_ms=1.0, window_ms=1.0), seed=0)
+    assert empty.summary.mean_latency_slow_ms is None
+    full = ft.simulate_report(ft.SEED_REPORT, seed=0)
+    sweep = {"bypass": [(100.0, full.summary.mean_latency_slow_ms), (300.0, empty.summary.mean_latency_slow_ms)]}
+    axes = ft.plot_report({"bypass": full}, sweep=sweep)
+    dup = ft.plot_duplicates({p: {"duplicates": 1.0} for p in ft.PROTECTIONS},
+                             {p: (None if i == 0 else 1.0) for i, p in enumerate(ft.PROTECTIONS)})
+    gc = hot_row.simulate_group_commit(hot_row.SEED_GROUP_COMMIT, horizon_ms=1.0, warmup_ms=0.0, window_ms=1.0)
+    assert gc.summary.mean_latency_ms is None
+    batching = hot_row.plot_batching(gc)
+    try:
+        for fig in {axes[0].figure, dup.figure, batching[0].figure}:
+            assert not _figure_nans(fig), _figure_nans(fig)
+        dots = [ln for ln in axes[0].get_lines() if ln.get_marker() == "o"]
+        assert len(dots) == 1 and len(dots[0].get_xdata()) == 1  # the no-data point is skipped
+    finally:
+        plt.close("all")

@@ -211,6 +211,19 @@ def test_gated_retry_survives_what_always_retry_does_not():
     assert blip.summary["success_fault"] > 0.99
 
 
+def test_gate_threshold_lies_inside_its_noise_range():
+    """§1's gate must close in the fault and stay open in the blip with 3 standard errors of a
+    rate over one gate window to spare, and it must close wherever one retry could overload the
+    backend (notebook 09 derives the range and the midpoint)."""
+    sc = ft.SEED_RETRY
+    n = sc.users_per_s * sc.gate_window_ms / 1000
+    def se(p):
+        return math.sqrt(p * (1 - p) / n)
+    lo, hi = sc.fault_success + 3 * se(sc.fault_success), ft.SEED_BLIP.fault_success - 3 * se(ft.SEED_BLIP.fault_success)
+    assert lo < sc.gate_threshold < hi
+    assert sc.gate_threshold > 1 - ft.retry_storm_error_share(sc)
+
+
 def test_failover_latency_and_backup_load():
     run = ft.simulate_failover(ft.SEED_FAILOVER, seed=0)
     sc = ft.SEED_FAILOVER
@@ -572,7 +585,9 @@ def test_exercises_accept_the_computed_answers_and_refuse_others():
         "09.two_retries": capacity.retry_success(0.95, 3),
         "09.storm_load": ft.retry_load_per_s(120, 0.5, 2, 3),
         "09.pool_2pct": ft.pool_capacity_per_s(100, 100, 5000, 0.02),
-        "09.failover_mean": ft.mean_latency_ms(50, 1000, 0.01),
+        "09.failover_timeout": (60 - ft.mean_latency_ms(50, 0, 0.02)) / 0.02,
+        "09.config_errors_quiet": ft.config_errors_fluid(replace(ft.SEED_GIFT_CONFIG, claims_per_s=0.15))["errors"],
+        "09.split_two_down": 365 * (1 - 0.99**5 - 5 * 0.01 * 0.99**4),
         "09.cap_worst_case": 1000 * ft.gift_distribution(0, 0.5, 0, 0.5, 4, read_cap=2)["duplicates"],
         "09.bypass_latency": ft.core_latency_ms(30, 50, 20),
     }
@@ -586,6 +601,10 @@ def test_exercises_accept_the_computed_answers_and_refuse_others():
     # the inputs printed in section 1 and in the Fixes table no longer answer them
     assert not exercises.check("09.storm_load", ft.retry_load_per_s(120, 0.0, 2, 3)).ok
     assert not exercises.check("09.cap_worst_case", 1000 * ft.gift_distribution(0, 0, 0, 1, 4, read_cap=2)["duplicates"]).ok
+    # the new cases are not the numbers printed in sections 2, 7 and 8
+    assert exercises.check("09.failover_timeout", 500.0).ok and not exercises.check("09.failover_timeout", ft.mean_latency_ms(50, 500, 0.01)).ok
+    assert not exercises.check("09.config_errors_quiet", ft.config_errors_fluid(ft.SEED_GIFT_CONFIG)["errors"]).ok
+    assert not exercises.check("09.split_two_down", 365 * 0.01).ok
 
 
 # --------------------------------------------------------------------------- issue #18, part 09

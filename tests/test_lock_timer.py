@@ -146,7 +146,7 @@ def test_most_traffic_never_reaches_the_business_layer_in_the_preset():
     shares, late = [], []
     for seed in SEEDS:
         run = lt.simulate(sc, seed=seed)
-        shares.append(run.summary()["business_share"])
+        shares.append(run.summary.business_share)
         from_ms = 1000.0 * cf["t_star_s"] + 500.0
         late.append(run.rate_per_s(lt.ADMITTED, from_ms=from_ms) / sc.offered_per_s)
         assert run.ledger.extra["client_gone"] > 0 and run.ledger.extra["timer_fired"] == 0
@@ -154,7 +154,7 @@ def test_most_traffic_never_reaches_the_business_layer_in_the_preset():
     assert np.mean(shares) == pytest.approx(cf["run_share"], abs=0.02)
     assert np.mean(late) == pytest.approx(cf["late_share"], abs=0.01)
     # a limiter that works forwards most of the same load: the bug, not the limit, drops it
-    fix = lt.simulate(replace(sc, design="fix"), seed=0).summary()["business_share"]
+    fix = lt.simulate(replace(sc, design="fix"), seed=0).summary.business_share
     ceiling = lt.admitted_ceiling_per_s(sc.key1_per_s, sc.rate_per_s, 1) + lt.admitted_ceiling_per_s(
         sc.key2_per_s, sc.rate_per_s, 1
     )
@@ -297,7 +297,7 @@ def test_same_seed_same_run_other_seed_other_run():
     a, b, c = (lt.simulate(SHORT, seed=s) for s in (7, 7, 8))
     assert np.array_equal(a.arrive_ms, b.arrive_ms)
     assert np.array_equal(a.done_ms, b.done_ms, equal_nan=True)
-    assert a.summary() == b.summary()
+    assert a.summary == b.summary
     assert not np.array_equal(a.arrive_ms[:50], c.arrive_ms[:50])
 
 

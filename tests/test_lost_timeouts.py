@@ -534,7 +534,9 @@ def test_figures_are_readable_log_axes_and_legends_match_what_is_drawn():
     assert little.get_zorder() > work.get_zorder()
     plt.close("all")
     lt.explore(plot=True)
-    fig = plt.gcf()
+    from hotkeylab.plotting import LiveFigure
+
+    fig = LiveFigure.latest.fig  # the widget keeps one figure outside pyplot between slider moves
     assert fig.axes[0].get_yscale() == "log" and fig.axes[0].get_ylim()[0] == 1.0
     plt.close("all")
 

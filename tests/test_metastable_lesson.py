@@ -12,6 +12,7 @@ from ipywidgets import fixed, interactive
 
 from hotkeylab import capacity
 from hotkeylab.exercise_sets import nb04_metastable as ex
+from hotkeylab.exercise_sets import nb04a_mitigations as ex4a
 from hotkeylab.exercises import check, ids
 from hotkeylab.metastable import (
     SEED_INCIDENT,
@@ -296,8 +297,8 @@ def test_widget_bad_input_names_the_parameter():
 
 # ---------------------------------------------------------------------- exercises
 def test_exercise_ids_registered():
-    assert {"04.band_edge_patience", "04.limit_far_owner", "04.drain_partial_degrade",
-            "04.worst_wait_limit"} <= set(ids())
+    assert {"04.band_edge_patience", "04.drain_partial_degrade", "04a.limit_far_owner",
+            "04a.worst_wait_limit"} <= set(ids())
 
 
 def test_expected_answers_come_from_the_package():
@@ -306,11 +307,11 @@ def test_expected_answers_come_from_the_package():
     mu = capacity.tps_ceiling(SEED_INCIDENT.batch_ms)
     lam = ex.band_edge_at_patience()
     assert capacity.batcher_batch_rate((r + 1) * lam) == pytest.approx(mu, rel=1e-6)
-    n_bar = (16.0 + ex.FAR_BATCH_MS) / 2
-    assert ex.limit_for_far_owner() == math.floor((200 - 20 - n_bar) / n_bar)
+    n_bar = (16.0 + ex4a.FAR_BATCH_MS) / 2
+    assert ex4a.limit_for_far_owner() == math.floor((200 - 20 - n_bar) / n_bar)
     assert ex.drain_with_partial_degrade_s() == pytest.approx(
         ex.DRAIN_QUEUE / (mu - capacity.batcher_batch_rate(2 * ex.DEGRADE_KEEP * 720.0)))
-    assert ex.worst_wait_behind_limit_ms() == ex.BIG_LIMIT * 16 + 20 + 16
+    assert ex4a.worst_wait_behind_limit_ms() == ex4a.BIG_LIMIT * 16 + 20 + 16
 
 
 def test_partial_degrade_answer_agrees_with_the_fluid_model():
@@ -326,9 +327,9 @@ def test_partial_degrade_answer_agrees_with_the_fluid_model():
     "exercise_id, right, wrong",
     [
         ("04.band_edge_patience", ex.band_edge_at_patience, lambda: lesson.band_user_rates(retries=1)[0]),
-        ("04.limit_far_owner", ex.limit_for_far_owner, lambda: math.floor(200 / 29.5)),
+        ("04a.limit_far_owner", ex4a.limit_for_far_owner, lambda: math.floor(200 / 29.5)),
         ("04.drain_partial_degrade", ex.drain_with_partial_degrade_s, lambda: ex.DRAIN_QUEUE / 62.5),
-        ("04.worst_wait_limit", ex.worst_wait_behind_limit_ms, lambda: ex.BIG_LIMIT * 16.0),
+        ("04a.worst_wait_limit", ex4a.worst_wait_behind_limit_ms, lambda: ex4a.BIG_LIMIT * 16.0),
     ],
 )
 def test_right_answer_ok_wrong_answer_specific(exercise_id, right, wrong):
@@ -341,11 +342,11 @@ def test_right_answer_ok_wrong_answer_specific(exercise_id, right, wrong):
 
 def test_feedback_names_the_mistake():
     assert "one retry" in check("04.band_edge_patience", lesson.band_user_rates(retries=1)[0]).message
-    assert "M / N̄" in check("04.limit_far_owner", 6).message
-    assert "round down" in check("04.limit_far_owner", 5.5).message
-    assert "largest" in check("04.limit_far_owner", 3).message
+    assert "M / N̄" in check("04a.limit_far_owner", 6).message
+    assert "round down" in check("04a.limit_far_owner", 5.5).message
+    assert "largest" in check("04a.limit_far_owner", 3).message
     assert "no users" in check("04.drain_partial_degrade", ex.DRAIN_QUEUE / 62.5).message
-    assert "queue alone" in check("04.worst_wait_limit", ex.BIG_LIMIT * 16).message
+    assert "queue alone" in check("04a.worst_wait_limit", ex4a.BIG_LIMIT * 16).message
     kept_once = lesson.drain_time_s(ex.DRAIN_QUEUE, ex.DEGRADE_KEEP * 720.0)
     assert "retried" in check("04.drain_partial_degrade", kept_once).message
 

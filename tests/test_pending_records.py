@@ -369,13 +369,13 @@ def test_business_is_whole_below_the_starve_threshold():
 # --------------------------------------------------------------------------- failovers
 def test_no_failover_when_healthy():
     run = pr.simulate(pr.HEALTHY, seed=3)
-    s = run.summary()
+    s = run.summary
     assert s["failovers"] == 0 and s["peak_slow_sql"] == 1 and s["runs_timed_out"] == 0
     assert s["availability"] > 0.99 and run.records.pending < 50
 
 
 def test_failovers_repeat_in_the_seeds_conditions(incident):
-    s = incident.summary()
+    s = incident.summary
     fo = incident.failovers_ms
     assert s["failovers"] >= 8
     assert fo[0] > SC.replenish_ms  # after the replenishment, as in the seed's chain
@@ -415,7 +415,7 @@ def test_each_fix_in_the_seeds_order(fixes):
 
     prevented = fixes["row limit from the start"]
     assert len(prevented.failovers_ms) == 0 and prevented.peak_slow_sql == 1
-    assert prevented.summary()["max_done_run_ms"] <= bound * 1.05
+    assert prevented.summary.max_done_run_ms <= bound * 1.05
     assert prevented.records.pending < 1000
 
 
@@ -553,7 +553,7 @@ def test_property_determinism(sc, seed):
 
 def test_same_seed_same_run_other_seed_other_run(incident):
     again = pr.simulate(SC, seed=0)
-    assert again.summary() == incident.summary()
+    assert again.summary == incident.summary
     other = pr.simulate(replace(SC, horizon_ms=300_000.0), seed=1)
     assert other.ledger.arrived != pr.simulate(replace(SC, horizon_ms=300_000.0), seed=0).ledger.arrived
 
@@ -670,8 +670,11 @@ def test_widget_driven_kernel_side():
 
 
 def test_widget_draws():
+    from hotkeylab.plotting import LiveFigure
+
+    LiveFigure.latest = None
     out = pr.explore(horizon_s=300.0, plot=True)
-    assert out["failovers"] == 0 and plt.get_fignums()
+    assert out["failovers"] == 0 and LiveFigure.latest is not None and LiveFigure.latest.fig.axes
 
 
 def test_exercises_accept_the_computed_answers_and_refuse_others():

@@ -215,3 +215,134 @@ def test_recorder_window_floor_bounds_memory():
     with pytest.raises(ValueError, match="window_ms must be >="):
         Recorder(horizon_ms=1000, window_ms=1e-12)
     assert Recorder(horizon_ms=1e6, window_ms=1.0).n == 1_000_000
+
+
+def test_a_typed_summary_turns_nan_into_no_data_and_keeps_a_mapping():
+    import dataclasses
+    import math
+
+    @dataclasses.dataclass(frozen=True)
+    class S(sim.Summary):
+        rate_per_s: float
+        """a rate (1/s)"""
+        p99_ms: float | None
+        """a percentile (ms; no data with no sample)"""
+        shares: dict
+
+    s = S(2.5, math.nan, {"a": np.float64("nan"), "b": 1.0})
+    assert s.rate_per_s == 2.5 and s.p99_ms is sim.NO_DATA and s.shares == {"a": None, "b": 1.0}
+    assert s["rate_per_s"] == 2.5 and list(s) == ["rate_per_s", "p99_ms", "shares"] and len(s) == 3
+    assert dict(s) == s.as_dict() and s.get("nope") is None and "p99_ms" in s
+    assert s.as_dict(no_data=sim.NO_DATA_TEXT)["p99_ms"] == "no data"
+    with pytest.raises(KeyError):
+        s["nope"]
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        s.rate_per_s = 1.0
+    assert sim.is_no_data(None) and sim.is_no_data(math.nan) and not sim.is_no_data(0.0)
+    x, y = sim.plottable([1, 2, 3], [1.0, None, math.nan])
+    assert x.tolist() == [1.0] and y.tolist() == [1.0]
+    assert sim.plottable([None, 2.0]).tolist() == [2.0]
+
+
+def test_run_base_holds_status_ledger_and_a_typed_summary():
+    import dataclasses
+
+    @dataclasses.dataclass(frozen=True)
+    class S(sim.Summary):
+        served: int
+        """served (count)"""
+
+    @dataclasses.dataclass(frozen=True)
+    class Stored(sim.Run):
+        Summary = S
+        status: sim.RunStatus
+        ledger: Ledger
+        summary: S | dict = dataclasses.field(default_factory=dict)
+
+    @dataclasses.dataclass
+    class Computed(sim.Run):
+        Summary = S
+        status: sim.RunStatus
+        ledger: Ledger
+
+        def summarise(self) -> S:
+            return S(self.ledger.served)
+
+    st_ = sim.RunStatus(10.0, 3, False)
+    a = Stored(st_, Ledger(2, 2), {"served": 2})  # a dict becomes the model's Summary
+    assert isinstance(a.summary, S) and a.summary.served == 2 and a.check() is a
+    assert dataclasses.replace(a).summary == a.summary
+    b = Computed(st_, Ledger(3, 3))
+    assert b.summary == S(3) and b.summary["served"] == 3
+    with pytest.raises(LedgerError):
+        Computed(st_, Ledger(3, 1)).check()
+    with pytest.raises(AttributeError):
+        Stored(st_, Ledger()).summary  # noqa: B018 - none stored, none computed
+    with pytest.raises(ValueError, match="summary"):
+        Stored(st_, Ledger(), summary=3)
+
+
+# --------------------------------------------------------------------------- the kernel's batcher
+def test_batcher_closes_at_max_rows_or_max_wait_and_waits_on_the_hand_over():
+    from hotkeylab.batcher import batcher
+
+    env = simpy.Environment()
+    inbox, out, closed = simpy.Store(env), simpy.Store(env, capacity=1), []
+
+    def close(rows, t_open, by_timer):
+        closed.append((list(rows), t_open, env.now, by_timer))
+        return out.put(rows)  # a bounded queue: the batcher waits until there is room
+
+    def rows_at(env, times):
+        for t in times:
+            yield env.timeout(t - env.now)
+            inbox.put(t)
+
+    env.process(batcher(env, inbox, 3, 10.0, close))
+    env.process(rows_at(env, [1.0, 2.0, 3.0, 4.0, 20.0, 35.0]))
+    env.run(until=100.0)
+    # full at its 3rd row; then the timer (10 ms after the first row), still waiting for room
+    assert closed[0] == ([1.0, 2.0, 3.0], 1.0, 3.0, False)
+    assert closed[1] == ([4.0], 4.0, 14.0, True)
+    assert len(closed) == 2 and out.items == [[1.0, 2.0, 3.0]] and out.put_queue
+    assert inbox.items == [20.0, 35.0]  # nothing taken while the hand-over waits
+
+
+# --------------------------------------------------------------------------- PoissonSource
+def test_poisson_source_gaps_set_rate_and_through_keep_the_stream():
+    from hotkeylab import sim as ksim
+
+    # gaps(k) draws exactly what the block lacks: a model that pre-draws k keeps its stream
+    a, b = make_rng(4), make_rng(4)
+    src = ksim.PoissonSource(a, 250.0)
+    assert np.array_equal(src.gaps(1000), b.exponential(4.0, 1000)) and a.random() == b.random()
+    # one at a time with a rate change from the next gap on (a peak)
+    a, b = make_rng(5), make_rng(5)
+    one = ksim.PoissonSource(a, 100.0, block=1)
+    got = [one.next_gap() for _ in range(3)]
+    one.set_rate(400.0)
+    got += [one.next_gap() for _ in range(3)]
+    assert got == [b.exponential(10.0) for _ in range(3)] + [b.exponential(2.5) for _ in range(3)]
+    # through: the arrivals after t up to and including the first at or after stop, vectorised,
+    # the same floats as summing next_gap() one after another; the gaps beyond stay for the rate
+    # then in force
+    ref = ksim.PoissonSource(make_rng(6), 50.0, block=1)
+    src = ksim.PoissonSource(make_rng(6), 50.0, block=64)
+    first = src.through(0.0, 500.0, 10_000)
+    src.set_rate(200.0)
+    second = src.through(float(first[-1]), 900.0, 10_000, past=True)
+    t, seq = 0.0, []
+    while t < 500.0:
+        t += ref.next_gap()
+        seq.append(t)
+    ref.set_rate(200.0)
+    while t <= 900.0:
+        t += ref.next_gap()
+        seq.append(t)
+    assert np.array_equal(np.concatenate((first, second)), seq)
+    assert first[-2] < 500.0 <= first[-1] and second[-2] <= 900.0 < second[-1]
+    assert src.through(0.0, 1e9, 7).size == 7  # at most max_count
+    # a mean gap given exactly (60 000 / changes per minute is not 1000 / (changes / 60))
+    assert ksim.PoissonSource(make_rng(0), block=1, mean_ms=60_000.0 / 1.75).mean_ms == 60_000.0 / 1.75
+    with pytest.raises(ValueError, match="rate_per_s"):
+        ksim.PoissonSource(make_rng(0), 10.0).set_rate(-1.0)

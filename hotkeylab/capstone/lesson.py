@@ -182,10 +182,11 @@ def checklist_markdown(*reports: Report, link_prefix: str = "") -> str:
 
 
 # --------------------------------------------------------------------------- the widget
-class Dashboard:
-    """The capstone's what-if figure, kept between calls: where the load sits in the band (top)
-    and the simulated trigger as entered (bottom). Each call changes ``base`` with the sliders'
-    values, runs :func:`report` with the run "as entered" only, and redraws the same figure.
+class Dashboard(plotting.LiveFigure):
+    """The capstone's what-if figure, kept between calls (a :class:`~hotkeylab.plotting.LiveFigure`):
+    where the load sits in the band (top) and the simulated trigger as entered (bottom). Each call
+    changes ``base`` with the sliders' values, runs :func:`report` with the run "as entered" only,
+    and redraws the same figure.
 
     >>> d = Dashboard()                                                   # doctest: +SKIP
     >>> interactive(d.update, **dashboard_controls())                     # doctest: +SKIP
@@ -194,16 +195,13 @@ class Dashboard:
     SERIES = ("offered", "retries", "goodput", "timeouts", "rejected")
 
     def __init__(self, base: YourSystem = SYSTEM_A, trigger: Trigger | None = None, seeds: int = 1):
-        from matplotlib.backends.backend_agg import FigureCanvasAgg
-        from matplotlib.figure import Figure
-
         _check_system(base)
         self.base = base
         self.trigger = Trigger() if trigger is None else trigger
         self.seeds = check_int("seeds", seeds, low=1, high=1_000)
-        self.fig = Figure(figsize=(8.0, 4.2), layout="constrained")
-        FigureCanvasAgg(self.fig)
-        self.zax, self.ax = self.fig.subplots(2, 1, height_ratios=[1, 3.2])
+        super().__init__(2, 1, figsize=(8.0, 4.2), height_ratios=[1, 3.2], note_ax=1, note_xy=(0.99, 0.97),
+                         note_ha="right")
+        self.zax, self.ax = self.axes
         z = self.zax
         self.spans = [z.axvspan(0, 1, color=COLORS[c], alpha=a, lw=0, label=lab) for c, a, lab in (
             ("recovered", 0.18, "below the band"), ("trigger", 0.6, "bistable band"),
@@ -216,17 +214,15 @@ class Dashboard:
         z.set_xlabel("user requests/s to the hot key")
         z.legend(loc="upper left", bbox_to_anchor=(1.15, 1.25), fontsize=8)
         ax = self.ax
-        self.lines = {s: ax.plot([], [], color=COLORS[s], lw=2, label=plotting.LABELS[s])[0] for s in self.SERIES}
+        for s in self.SERIES:
+            self.line(s, ax, color=COLORS[s], lw=2, label=plotting.LABELS[s])
         self.qax = plotting.queue_axis(ax)
         self.qline = self.qax.plot([], [], color=COLORS["queue"], lw=2, label=plotting.LABELS["queue"])[0]
         self.thr = self.qax.axhline(0, color=COLORS["queue"], ls="--", lw=1, label="timeouts start (closed form)")
         self.span = ax.axvspan(0, 1, color=COLORS["trigger"], alpha=0.35, lw=0, label="trigger", zorder=0)
-        self.verdict = ax.text(0.99, 0.97, "", transform=ax.transAxes, ha="right", va="top", fontsize=9,
-                               bbox=dict(facecolor="white", alpha=0.85, lw=0))
         ax.set_xlabel("time (s)")
         ax.set_ylabel("requests/s")
         plotting.merged_legend(ax, self.qax, loc="upper left", bbox_to_anchor=(1.15, 1.0), fontsize=8)
-        self.calls = 0
         self.last: Report | None = None
 
     def system(self, normal_rate_per_s=None, peak_factor=None, timeout_ms=None, rtt_ms=None,
@@ -246,14 +242,10 @@ class Dashboard:
         system = self.system(normal_rate_per_s, peak_factor, timeout_ms, rtt_ms, retry_patience_ms, queue_limit)
         trig = self.trigger if trigger_s is None else replace(self.trigger, duration_s=trigger_s)
         rep = report(system, trig, runs=("as entered",), seeds=self.seeds)
-        self.redraw(rep)
-        self.calls += 1
+        self.redraw(rep)  # counts the call (``calls``)
         self.last = rep
         if show:
-            from IPython.display import Markdown, display
-
-            display(self.fig)
-            display(Markdown(self.summary(rep)))
+            self.show(self.summary(rep))
         return rep
 
     __call__ = update
@@ -295,24 +287,22 @@ class Dashboard:
         run = rep.runs["as entered"]
         w = run.windows
         t = w["t"]
-        ymax = 1.0
-        for name, line in self.lines.items():
-            line.set_data(t, w[name])
-            ymax = max(ymax, float(np.max(w[name])))
-        self.ax.set_ylim(0, 1.1 * ymax)
+        self.set_lines(t, w)
+        self.rescale_y(self.ax, (w[name] for name in self.lines))
         self.ax.set_xlim(0, rep.trigger.horizon_s)
         self.qline.set_data(t, w["queue"])
         self.thr.set_ydata([rep.effective_queue, rep.effective_queue])
-        self.qax.set_ylim(0, 1.1 * max(float(np.max(w["queue"])), 2.0 * rep.effective_queue, 1.0))
+        self.rescale_y(self.qax, (w["queue"],), floor=max(2.0 * rep.effective_queue, 1.0))
+        self.no_data(self.ax, len(t) == 0)
         tr = rep.trigger
         self.span.set_x(tr.start_s)
         self.span.set_width(tr.duration_s)
         head = self.headline(rep)
-        self.verdict.set_text(f"{head}\nthis run: {100 * run.summary['served_share']:.0f}% served in time")
         good = rep.predicted.verdict == "recovers" and run.recovered
         bad = rep.predicted.verdict == "stuck" and not run.recovered
-        self.verdict.set_color(COLORS["recovered"] if good else (COLORS["stuck"] if bad else "black"))
-        self.fig.canvas.draw()
+        self.note(f"{head}\nthis run{plotting.cut_short(run)}: {100 * run.summary['served_share']:.0f}% served in time",
+                  COLORS["recovered"] if good else (COLORS["stuck"] if bad else "black"))
+        self.draw()
 
 
 def dashboard_controls(base: YourSystem = SYSTEM_A) -> dict:

@@ -8,22 +8,19 @@ import math
 from dataclasses import replace
 
 from .. import capacity
-from ..exercises import Mistake, as_number, exercise, numeric
-from ..metastable import SEED_INCIDENT, closed_form, effective_timeout_queue
+from ..exercises import Mistake, numeric
+from ..metastable import SEED_INCIDENT, closed_form
 
 _SC = SEED_INCIDENT
 _LAM_PEAK = _SC.user_rate_per_s * _SC.peak.factor
 
 #: Parameters of the questions (not results): a user who keeps trying for 750 ms (so that exactly 3
-#: retries fit: the 3rd starts by 3 × 200 + 3 × 50 = 750 ms, a 4th never before 800 ms); C's servers in a
-#: datacentre whose merged commit takes 43 ms; a backlog met by a partial degrade whose kept users
-#: still time out behind it and retry once (R = 1, the seed incident's); a bound of 40 batches that the
-#: operators want to make safe by raising the client timeout M.
+#: retries fit: the 3rd starts by 3 × 200 + 3 × 50 = 750 ms, a 4th never before 800 ms); a backlog met
+#: by a partial degrade whose kept users still time out behind it and retry once (R = 1, the seed
+#: incident's). The far-owner and big-bound exercises moved to notebook 04a (nb04a_mitigations).
 PATIENCE_MS = 750.0
-FAR_BATCH_MS = 43.0
 DRAIN_QUEUE = 180.0
 DEGRADE_KEEP = 0.3
-BIG_LIMIT = 40
 
 
 def retries_within(patience_ms: float, sc=_SC) -> int:
@@ -46,13 +43,6 @@ def band_edge_at_patience() -> float:
     keep retrying for :data:`PATIENCE_MS`: batcher_batch_rate((R + 1) λ) = 1000 / N."""
     sc = replace(_SC, retry=replace(_SC.retry, patience_ms=PATIENCE_MS))
     return closed_form.band_user_rates(sc, retries=retries_within(PATIENCE_MS))[0]
-
-
-def limit_for_far_owner() -> int:
-    """Largest QueueMaxSize for which a request accepted behind a full queue is still answered
-    within M while B (16 ms) and a C server with :data:`FAR_BATCH_MS` ms take turns."""
-    n_bar = (_SC.batch_ms + FAR_BATCH_MS) / 2
-    return math.floor(effective_timeout_queue(_SC, n_bar) + 1e-9)
 
 
 def _kept_attempts_per_s() -> float:
@@ -82,30 +72,3 @@ def drain_with_partial_degrade_s() -> float:
     mu = capacity.tps_ceiling(_SC.batch_ms)
     made = capacity.batcher_batch_rate(_kept_attempts_per_s(), _SC.batch_max_rows, _SC.batch_max_wait_ms)
     return math.inf if made >= mu else DRAIN_QUEUE / (mu - made)
-
-
-@numeric("04.worst_wait_limit", rel=0.01, unit="ms",
-         hint=f"{BIG_LIMIT} × N + T + N with N = {_SC.batch_ms:g} ms, T = {_SC.batch_max_wait_ms:g} ms.",
-         mistakes=lambda: [Mistake(BIG_LIMIT * _SC.batch_ms, rel=0.01, message=lambda a: (
-             f"{a:g} ms is the queue alone; add the batcher's wait T and the request's own commit N."))])  # fmt: skip
-def worst_wait_behind_limit_ms() -> float:
-    """Worst wait (ms) of a request accepted behind a full queue of :data:`BIG_LIMIT` batches with
-    one owner: its batcher wait T, the queue, its own commit. The smallest M that answers it in time."""
-    return BIG_LIMIT * _SC.batch_ms + _SC.batch_max_wait_ms + _SC.batch_ms
-
-
-@exercise("04.limit_far_owner")
-def _limit_far_owner(answer):
-    k = limit_for_far_owner()
-    a = as_number(answer)
-    if a is None or not a.is_integer():
-        return False, f"QueueMaxSize counts whole batches: got {answer!r}; round down."
-    n_bar = (_SC.batch_ms + FAR_BATCH_MS) / 2
-    worst = int(a) * n_bar + _SC.batch_max_wait_ms + n_bar
-    if int(a) == k:
-        return True, f"{k} batches: the last accepted request waits at most {worst:g} ms ≤ M = {_SC.timeout_ms:g} ms."
-    if int(a) == math.floor(_SC.timeout_ms / n_bar):
-        return False, f"{a:g} is M / N̄: add the batcher's wait (≤ {_SC.batch_max_wait_ms:g} ms) and the request's own commit."
-    if a > k:
-        return False, f"with {a:g} batches ahead a request can wait {worst:g} ms > M."
-    return False, f"{a:g} is safe but smaller than needed: find the largest limit."

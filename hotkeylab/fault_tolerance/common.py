@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import simpy
 
+from .. import sim
 from ..sim import (
     Ledger,
     PoissonSource,
@@ -37,11 +38,12 @@ MAX_EVENTS = 160_000
 
 
 @dataclass(frozen=True)
-class Run:
+class Run(sim.Run):
     """What every simulation of this module returns.
 
     ``windows``: equal-length numpy arrays over time windows, ``t`` = window start in seconds,
-    counters per second, levels as time-weighted means. ``summary``: the key numbers (a dict).
+    counters per second, levels as time-weighted means. ``summary``: the key numbers, the
+    practice's own typed summary (:mod:`.results`; no samples: None, never NaN).
     ``log``: per-request arrays or event lists the plots need. ``status``: how the bounded run
     ended (``status.truncated`` if the event cap stopped it before the horizon).
     """
@@ -51,7 +53,7 @@ class Run:
     status: RunStatus
     ledger: Ledger
     windows: dict
-    summary: dict
+    summary: sim.Summary = field(default_factory=dict)  # each practice passes its own Summary
     log: dict = field(default_factory=dict)
 
     @property

@@ -24,6 +24,7 @@ from ..sim import Outcome, Recorder, make_rng
 from ..validate import check_choice, check_int, check_number, param
 from . import common
 from .closed_form import MAX_CLICKS, gift_distribution
+from .results import DeliverySummary
 
 PROTECTIONS = ("none", "user_limit", "order_id", "async_queue", "read_cap")
 
@@ -338,4 +339,4 @@ def simulate_delivery(
         "async_p99_delay_s": float(np.percentile(st.async_delay, 99)) / 1000.0 if st.async_delay else math.nan,
     }
     log = {"events": sorted(st.log, key=lambda e: e[0]), "gifts": gifts, "outcome": outcome}
-    return common.Run(sc, seed, status, books, w, summary, log)
+    return common.Run(sc, seed, status, books, w, DeliverySummary(**summary), log)

@@ -22,6 +22,7 @@ import simpy
 from ..sim import Outcome, Recorder, make_rng
 from ..validate import check_int, param
 from . import common
+from .results import EjectionSummary
 
 SERVER_NAMES = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
 
@@ -293,4 +294,4 @@ def simulate_ejection(
         "probes": st.probes,
     }
     log = {"arrive_ms": arrive, "outcome": outcome, "answer": answer, "target": target, "ejections": ejections}
-    return common.Run(sc, seed, status, books, w, summary, log)
+    return common.Run(sc, seed, status, books, w, EjectionSummary(**summary), log)

@@ -22,6 +22,7 @@ from ..sim import Outcome, Recorder, make_rng
 from ..validate import check_number, param
 from . import common
 from .closed_form import backend_capacity_per_s
+from .results import FailoverSummary
 
 DOWN_KINDS = ("connect_timeout", "refused")
 
@@ -251,4 +252,4 @@ def simulate_failover(
         "success_all": common.share(ok, fin),
     }
     log = {"arrive_ms": arrive, "done_ms": done, "ok": ok, "outcome": outcome, "failover": fo}
-    return common.Run(sc, seed, status, books, w, summary, log)
+    return common.Run(sc, seed, status, books, w, FailoverSummary(**summary), log)

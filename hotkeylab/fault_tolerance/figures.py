@@ -6,6 +6,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..plotting import COLORS, decorate, lock_gantt, new_figure, shade
+from ..sim import plottable
 from .closed_form import failover_latency_ms
 from .common import Run, check_run, check_runs
 from .delivery import PROTECTION_LABELS, PROTECTIONS
@@ -142,7 +143,8 @@ def plot_ejection(runs: dict, strips=None, axes=None):
         w = run.windows
         t = w["t"] + run.scenario.window_ms / 2000.0
         if run.scenario.ejection:  # routers with ejection in their own colours, the baseline in grey
-            a0.plot(t, w["success"], color=RUN_COLORS[n_ej % 4], ls=styles[n_ej % 4], label=label)
+            wide = {"lw": 4.0, "alpha": 0.45} if n_ej == 0 else {"lw": 1.6}  # a line on top of the first stays visible
+            a0.plot(t, w["success"], color=RUN_COLORS[n_ej % 4], ls=styles[n_ej % 4], label=label, **wide)
             n_ej += 1
         else:
             a0.plot(t, w["success"], color=COLORS["capacity"], lw=1.5, alpha=0.8, label=label)
@@ -154,6 +156,10 @@ def plot_ejection(runs: dict, strips=None, axes=None):
         bars = [(name, 0.0, 0.0) for name in sc.names]  # every machine's row, in order
         bars += [(sc.names[k], a, b) for k, a, b in run.log["ejections"]]
         lock_gantt(bars, ax=ax, colors=dict.fromkeys(sc.names, COLORS["timeouts"]), time_unit="s")
+        panic = _panic_spans(sc, run.log["ejections"])
+        if panic:  # in panic the router sends traffic to every machine, ejected or not
+            shade(ax, panic, kind="queue", label="panic: traffic to all")
+            ax.legend(loc="upper left", bbox_to_anchor=(1.01, 0.3), fontsize=8, frameon=False)
         ax.set_xlim(0, sc.horizon_ms / 1000)
         ax.set_ylabel("out of\nrotation", fontsize=8)
         ax.set_xlabel("")
@@ -161,6 +167,26 @@ def plot_ejection(runs: dict, strips=None, axes=None):
     axes[-1].set_xlabel("time (s)")
     a0.set_xlim(0, sc0.horizon_ms / 1000)
     return axes
+
+
+def _panic_spans(sc, ejections) -> list:
+    """The intervals (s) in which the router of ``sc`` is in panic mode: fewer than
+    ``panic_threshold × servers`` machines in rotation, from the ejection log."""
+    if not getattr(sc, "panic_threshold", 0.0):
+        return []
+    edges = sorted([(a, 1) for _, a, _ in ejections] + [(b, -1) for _, _, b in ejections])
+    spans, out, start = [], 0, None
+    for t, d in edges:
+        out += d
+        panicking = sc.servers - out < sc.panic_threshold * sc.servers
+        if panicking and start is None:
+            start = t
+        elif not panicking and start is not None:
+            spans.append((start, t))
+            start = None
+    if start is not None:
+        spans.append((start, sc.horizon_ms / 1000))
+    return [(a, b) for a, b in spans if b > a]
 
 
 def plot_capacity_curve(
@@ -280,9 +306,9 @@ def plot_duplicates(closed: dict, measured: dict | None = None, ax=None):
     x = np.arange(len(names))
     ax.bar(x, [closed[p]["duplicates"] for p in names], color=COLORS["wasted"], alpha=0.7,
            label="closed form")
-    if measured:
-        ax.plot([i for i, p in enumerate(names) if p in measured],
-                [measured[p] for p in names if p in measured], "o", color="black", ms=6,
+    if measured:  # a protection with no data (None) is left out
+        ax.plot(*plottable([i for i, p in enumerate(names) if p in measured],
+                           [measured[p] for p in names if p in measured]), "o", color="black", ms=6,
                 label="simulation")
     ax.set_xticks(x, [PROTECTION_LABELS[p] for p in names], fontsize=9)
     ax.grid(axis="x", visible=False)
@@ -294,7 +320,8 @@ def plot_duplicates(closed: dict, measured: dict | None = None, ax=None):
 def plot_report(runs: dict, sweep: dict | None = None, axes=None):
     """Left: mean core-path latency (ms) against the reporting service's mean time (ms, log
     axes), closed forms as lines and ``sweep`` = ``{mode: [(report_ms, measured_ms), …]}`` as
-    dots. Right: p99 latency over time (s) for each run; the slow window shaded."""
+    dots (a point with no data, None, is skipped). Right: p99 latency over time (s) for each run;
+    the slow window shaded."""
     check_runs("runs", runs)
     if axes is None:
         _, axes = new_figure(1, 2, height=3.2)
@@ -307,7 +334,8 @@ def plot_report(runs: dict, sweep: dict | None = None, axes=None):
             label="blocking call")
     for mode, pts in (sweep or {}).items():
         c = COLORS["goodput"] if mode == "bypass" else COLORS["timeouts"]
-        a0.plot([p[0] for p in pts], [p[1] for p in pts], "o", color=c, mfc="white", mew=2, ms=6)
+        a0.plot(*plottable([p[0] for p in pts], [p[1] for p in pts]), "o", color=c, mfc="white", mew=2, ms=6,
+                label=f"{mode}: simulated")
     a0.set_xscale("log")
     a0.set_yscale("log")
     _log_ms_ticks(a0, "x", mantissas=(1,))

@@ -24,6 +24,7 @@ from ..sim import Outcome, check_seed, make_rng
 from ..validate import check_int, check_number, param
 from . import common
 from .closed_form import check_gift_config
+from .results import GiftConfigSummary
 
 
 class Claim(IntEnum):
@@ -192,7 +193,7 @@ def simulate_gift_config(
         "published_limit": limit,
         "violations": violations,
     }
-    return common.Run(sc, seed, status, books, {"t": np.zeros(0)}, summary, {"t_ms": t, "code": code})
+    return common.Run(sc, seed, status, books, {"t": np.zeros(0)}, GiftConfigSummary(**summary), {"t_ms": t, "code": code})
 
 
 def simulate_verification(

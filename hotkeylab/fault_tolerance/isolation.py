@@ -21,6 +21,7 @@ from .. import capacity
 from ..sim import Outcome, Recorder, check_seed, make_rng
 from ..validate import check_int, check_number, check_probability, param
 from . import common
+from .results import IsolationSummary
 
 #: the most store-days :func:`simulate_storage_days` draws at once (days × stores booleans)
 MAX_STORE_DAYS = 100_000_000
@@ -154,7 +155,7 @@ def simulate_isolation(
         "delivery_success_normal": common.share(ok, normal & (kind == 1)),
         "query_success_normal": common.share(ok, normal & (kind == 0)),
     }
-    return common.Run(sc, seed, status, books, w, summary, {"arrive_ms": arrive, "kind": kind, "outcome": outcome})
+    return common.Run(sc, seed, status, books, w, IsolationSummary(**summary), {"arrive_ms": arrive, "kind": kind, "outcome": outcome})
 
 
 def simulate_storage_days(stores: int, p_down: float, days: int = 100_000, seed: int = 0) -> dict:

@@ -23,6 +23,7 @@ from ..sim import Outcome, Recorder, make_rng, run_bounded
 from ..validate import check_int, check_number, param
 from . import common
 from .holding import holding_ms, pool_capacity_per_s
+from .results import PoolSummary
 
 IO_MODES = ("sync", "async")
 
@@ -329,7 +330,7 @@ def simulate_pool(
         "gave_up": int(gave_up.sum()),
     }
     log = {"arrive_ms": arrive, "done_ms": done, "outcome": outcome, "gave_up": gave_up, "slow": slow}
-    return common.Run(sc, seed, status, books, w, summary, log)
+    return common.Run(sc, seed, status, books, w, PoolSummary(**summary), log)
 
 
 def pool_designs(base: PoolScenario = SEED_POOL_INCIDENT) -> dict:

@@ -20,6 +20,7 @@ import simpy
 from ..sim import Outcome, Recorder, make_rng
 from ..validate import param
 from . import common
+from .results import ReportSummary
 
 REPORT_MODES = ("bypass", "blocking")
 
@@ -140,4 +141,4 @@ def simulate_report(
         "bypassed": st.bypassed,
         "unfinished": int((~fin).sum()),
     }
-    return common.Run(sc, seed, status, books, w, summary, {"arrive_ms": arrive, "done_ms": done})
+    return common.Run(sc, seed, status, books, w, ReportSummary(**summary), {"arrive_ms": arrive, "done_ms": done})

@@ -7,7 +7,9 @@ functions of the runs, named in the ``*_VERDICTS`` dicts) and returns how many r
 from __future__ import annotations
 
 from dataclasses import replace
+from operator import ge, gt, lt
 
+from ..sim import is_no_data
 from ..validate import check_int, check_number
 from .closed_form import ejection_delay_ms
 from .common import check_scenario
@@ -60,9 +62,15 @@ def count_text(count: int, runs: int) -> str:
     return f"{count}/{runs} runs{' (near)' if near(count, runs) else ''}"
 
 
+def _holds(op, a, b) -> bool:
+    """``op(a, b)``; False when either side is no data (None): a verdict needs its numbers."""
+    return not (is_no_data(a) or is_no_data(b)) and bool(op(a, b))
+
+
 def _recovered_half(lost: float, got: float, base: float) -> bool:
-    """A fix recovers more than half of what ejection lost: ``got − lost > (base − lost) / 2``."""
-    return got - lost > (base - lost) / 2
+    """A fix recovers more than half of what ejection lost: ``got − lost > (base − lost) / 2``
+    (False when any of them is no data)."""
+    return not any(is_no_data(x) for x in (lost, got, base)) and got - lost > (base - lost) / 2
 
 
 EJECTION_COUNT_HORIZON_MS = 18_000.0  # §3's overload counts: 7 s after the blip (the notebook says so)
@@ -71,14 +79,15 @@ EJECTION_COUNT_HORIZON_MS = 18_000.0  # §3's overload counts: 7 s after the bli
 EJECTION_VERDICTS = {
     # the light load: A ejected at the closed-form delay, no other machine ejected, A back
     # within one probe interval of its recovery, and the pool better off than without ejection
-    "ejected on time": lambda r: abs(r["ejection"].summary["first_ejection_delay_ms"] - ejection_delay_ms(
+    "ejected on time": lambda r: r["ejection"].summary.first_ejection_delay_ms is not None  # none: not on time
+    and abs(r["ejection"].summary.first_ejection_delay_ms - ejection_delay_ms(
         r["ejection"].scenario.bad_start_ms, r["ejection"].scenario.check_interval_ms,
         r["ejection"].scenario.threshold)) < 1.0,
     "only A ejected": lambda r: r["ejection"].summary["ejections"] == 1,
     "A back within a probe": lambda r: all(
         b * 1000 - r["ejection"].scenario.bad_end_ms <= r["ejection"].scenario.probe_interval_ms + 1.0
         for _, _, b in r["ejection"].log["ejections"]),
-    "ejection helps": lambda r: r["ejection"].summary["success_bad"] > r["no ejection"].summary["success_bad"],
+    "ejection helps": lambda r: _holds(gt, r["ejection"].summary["success_bad"], r["no ejection"].summary["success_bad"]),
 }
 
 
@@ -86,7 +95,7 @@ OVERLOAD_VERDICTS = {
     # ejection overloads the survivors: more than A ejected, and the pool serves less after the
     # blip than the same load without ejection
     "ejection overloads": lambda r: r["ejection"].summary["ejections"] > 1
-    and r["ejection"].summary["success_after"] < r["no ejection"].summary["success_after"],
+    and _holds(lt, r["ejection"].summary["success_after"], r["no ejection"].summary["success_after"]),
     "panic 50% enters panic": lambda r: r["panic 50%"].ledger.extra["panic_requests"] > 0,
     "panic 75% enters panic": lambda r: r["panic 75%"].ledger.extra["panic_requests"] > 0,
     # a panic threshold "holds" the group when it wins back more than half of what ejection lost
@@ -124,7 +133,7 @@ def overload_counts(
 
 
 DATACENTRE_VERDICTS = {
-    "A and C answer 99%": lambda r: r["ejection"].summary["success_bad_late"] >= 0.99,
+    "A and C answer 99%": lambda r: _holds(ge, r["ejection"].summary["success_bad_late"], 0.99),
     "only B ejected": lambda r: sorted(k for k, _, _ in r["ejection"].log["ejections"]) == [
         k for k in range(r["ejection"].scenario.servers) if r["ejection"].scenario.bad(k, r["ejection"].scenario.bad_start_ms)],
 }
@@ -137,10 +146,10 @@ def datacentre_counts(scenario: EjectionScenario = SEED_DATACENTRES, seeds: int 
 
 
 FAILOVER_VERDICTS = {
-    "crash: answered ≥ 99%": lambda r: r["crash"].summary["success_down"] >= 0.99,
+    "crash: answered ≥ 99%": lambda r: _holds(ge, r["crash"].summary["success_down"], 0.99),
     # both fall: fewer than half answered once A's queue passed the timeout, both services busy
-    "surge: both fall": lambda r: r["surge"].summary["success_surge_settled"] < 0.5
-    and r["surge"].summary["util_a_surge"] > 0.9 and r["surge"].summary["util_b_surge"] > 0.9,
+    "surge: both fall": lambda r: _holds(lt, r["surge"].summary["success_surge_settled"], 0.5)
+    and _holds(gt, r["surge"].summary["util_a_surge"], 0.9) and _holds(gt, r["surge"].summary["util_b_surge"], 0.9),
 }
 
 
@@ -158,11 +167,11 @@ def failover_counts(
 
 
 ISOLATION_VERDICTS = {
-    "separated: deliveries ≥ 99%": lambda r: r["separated"].summary["delivery_success_surge"] >= 0.99,
-    "shared: deliveries < separated": lambda r: r["shared pool"].summary["delivery_success_surge"]
-    < r["separated"].summary["delivery_success_surge"],
-    "separated: queries < shared": lambda r: r["separated"].summary["query_success_surge"]
-    < r["shared pool"].summary["query_success_surge"],
+    "separated: deliveries ≥ 99%": lambda r: _holds(ge, r["separated"].summary["delivery_success_surge"], 0.99),
+    "shared: deliveries < separated": lambda r: _holds(lt, r["shared pool"].summary["delivery_success_surge"],
+                                                       r["separated"].summary["delivery_success_surge"]),
+    "separated: queries < shared": lambda r: _holds(lt, r["separated"].summary["query_success_surge"],
+                                                    r["shared pool"].summary["query_success_surge"]),
 }
 
 

@@ -82,7 +82,7 @@ class FixComparison:
         out = []
         for label, names, *_ in self.variants:
             run = self.runs[label]
-            s = run.summary()
+            s = run.summary.as_dict()
             out.append({"label": label, "names": names, "peaks": run.peaks(), **s})
         return out
 

@@ -40,15 +40,18 @@ def explore(
         check_choice("fixes", n, FIX_NAMES)
     run = _explore_run(inst * 1000.0, poll * 1000.0, h, names, check_seed(seed))
     sc = run.scenario
-    out = run.summary()
+    out = run.summary.as_dict()
     out["alarm_order"] = run.alarm_order()
     out["peak_calls_per_min_closed_form"] = calls_per_min(
         sc.installs_max, sc.poll_interval_ms, baseline_per_min=sc.baseline_per_s * 60.0,
         calls_per_poll=sc.calls_per_poll,
     )  # fmt: skip
     if plot:
-        import matplotlib.pyplot as plt
+        from ..plotting import live_figure
 
-        plot_compact(run)
-        plt.show()
+        # one figure kept between slider moves, its panels cleared and drawn again (plot_compact
+        # lays it out itself)
+        live = live_figure("07.explore", 3, 1, figsize=(8.0, 6.6), sharex=True, layout=None)
+        live.replot(plot_compact, run, tight=False)
+        live.show()
     return out

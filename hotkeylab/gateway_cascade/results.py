@@ -9,7 +9,8 @@ from typing import NamedTuple
 
 import numpy as np
 
-from ..sim import Ledger
+from .. import sim
+from ..sim import Ledger, RunStatus
 from ..validate import check_number
 from .scenario import MIN_MS, SEED_ALARM_ORDER, Scenario, _installs
 
@@ -174,11 +175,47 @@ def record_flows(flows: FlowLog, w, adm, acc, lk, db, scans, p_app, logs) -> Non
     )
 
 
+@dataclass(frozen=True)
+class RunSummary(sim.Summary):
+    """The key numbers of a :class:`Run` (utilisations as offered / capacity)."""
+
+    peak_calls_per_min: float
+    """most calls in one minute (rolling, calls/min)"""
+    served_share: float
+    """calls answered / arrived (0-1; 1 when none arrived)"""
+    rejected_share: float
+    """calls refused fast by the token bucket / arrived (0-1; 0 when none arrived)"""
+    flood: dict
+    """shares of the calls from ramp_mid_ms on: ``answered``, ``refused``, ``failed`` (0-1)"""
+    peak_gateway_util: float
+    """peak utilisation of the gateway hosts"""
+    peak_jimdb_util: float
+    """peak utilisation of the hot jimdb shard"""
+    peak_mysql_util: float
+    """peak utilisation of MySQL"""
+    peak_jmq_util: float
+    """peak utilisation of JMQ"""
+    failovers: int
+    """jimdb failovers (count)"""
+    host_crashes: int
+    """gateway hosts crashed (count)"""
+    full_scans: float
+    """full-table scans started (count)"""
+    jmq_backlog_end: float
+    """JMQ messages waiting at the end (messages)"""
+    alarms: dict
+    """when each alarm fired (min)"""
+
+
 @dataclass
-class Run:
+class Run(sim.Run):
     """One run. ``windows``: one entry per step (``t`` in s; counts per step, ``*_util`` as
     offered / capacity, ``gateway_cpu`` in [0, 1]). ``flows[node]``: ``in``, ``out``, ``dropped``,
-    ``stored`` (level at the end of each step). ``alarms``: ``(name, t_ms)`` in firing order."""
+    ``stored`` (level at the end of each step). ``alarms``: ``(name, t_ms)`` in firing order.
+    ``summary``: :class:`RunSummary`. The model is time-stepped: it always runs all ``steps``, so
+    ``status`` reports the horizon and the steps as events."""
+
+    Summary = RunSummary
 
     scenario: Scenario
     seed: int
@@ -189,6 +226,10 @@ class Run:
     crashes: list
     events: dict
     ledger: Ledger
+
+    @property
+    def status(self) -> RunStatus:
+        return RunStatus(t_end_ms=self.scenario.horizon_ms, events=len(self.windows["t"]), truncated=False)
 
     def alarm_ms(self, name: str) -> float:
         """When alarm ``name`` fired (nan if it never did)."""
@@ -231,24 +272,24 @@ class Run:
         refused = w["rejected"][sl].sum() / arrived
         return {"answered": answered, "refused": refused, "failed": max(0.0, 1.0 - answered - refused)}
 
-    def summary(self) -> dict:
+    def summarise(self) -> RunSummary:
         w, led = self.windows, self.ledger
         p = self.peaks()
-        return {
-            "peak_calls_per_min": p["clients"],
-            "served_share": led.served / led.arrived if led.arrived else 1.0,
-            "rejected_share": led.rejected / led.arrived if led.arrived else 0.0,
-            "flood": self.outcome_shares(),
-            "peak_gateway_util": p["gateway"],
-            "peak_jimdb_util": p["jimdb"],
-            "peak_mysql_util": p["mysql"],
-            "peak_jmq_util": p["jmq"],
-            "failovers": len(self.failovers),
-            "host_crashes": len(self.crashes),
-            "full_scans": float(w["full_scans"].sum()),
-            "jmq_backlog_end": float(w["jmq_backlog"][-1]),
-            "alarms": {n: t / MIN_MS for n, t in self.alarms},
-        }
+        return RunSummary(
+            peak_calls_per_min=p["clients"],
+            served_share=led.served / led.arrived if led.arrived else 1.0,
+            rejected_share=led.rejected / led.arrived if led.arrived else 0.0,
+            flood=self.outcome_shares(),
+            peak_gateway_util=p["gateway"],
+            peak_jimdb_util=p["jimdb"],
+            peak_mysql_util=p["mysql"],
+            peak_jmq_util=p["jmq"],
+            failovers=len(self.failovers),
+            host_crashes=len(self.crashes),
+            full_scans=float(w["full_scans"].sum()),
+            jmq_backlog_end=float(w["jmq_backlog"][-1]),
+            alarms={n: t / MIN_MS for n, t in self.alarms},
+        )
 
 
 def node_utilisation(run: Run, t_ms: float) -> dict:

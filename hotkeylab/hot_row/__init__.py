@@ -17,9 +17,10 @@ Three SimPy models, one process function per actor the seed names (times in ms t
   ``threads × hold`` (Little's law). Lock-hold intervals are recorded for
   :func:`hotkeylab.plotting.lock_gantt`.
 - :func:`simulate_group_commit`: the seed's business-level group commit. Poisson user requests
-  (:func:`user_requests`, :func:`client`) go to a batcher (:func:`batcher`) that closes a batch at
-  ``max_rows`` rows or ``max_wait_ms`` after its first row; a single hot-key thread per server
-  (:func:`hot_key_thread`) commits the merged batches, one cycle of N(rows) ms each
+  (:func:`user_requests`, :func:`client`) go to a batcher (the kernel's
+  :func:`hotkeylab.batcher.batcher`, also :func:`batcher` here) that closes a batch at ``max_rows``
+  rows or ``max_wait_ms`` after its first row and hands it over (:func:`hand_over`); a single
+  hot-key thread per server (:func:`hot_key_thread`) commits the merged batches, one cycle of N(rows) ms each
   (:meth:`GroupCommit.n_ms`), of which the row lock is held all but the 2 round trips outside it.
   The batch rate agrees with :func:`hotkeylab.capacity.batcher_batch_rate`, the load with
   :func:`group_commit_rho`.
@@ -31,13 +32,14 @@ Three SimPy models, one process function per actor the seed names (times in ms t
 
 Every run takes a ``seed``, ends in bounded time (horizon + event cap via
 :func:`hotkeylab.sim.run_bounded`) and returns a result object with arrays, a balanced
-:class:`hotkeylab.sim.Ledger` and a ``summary`` dict.
+:class:`hotkeylab.sim.Ledger` and a typed ``summary`` (:class:`hotkeylab.sim.Summary`; no samples: None).
 
 Where to start reading: :mod:`.scenario` (the three scenarios, each field with its seed sentence),
 then :mod:`.model` (the actors, one process function each, then ``simulate_threads``,
-``simulate_group_commit``, ``simulate_open_loop``). :mod:`.closed_form` holds the formulas the tests
-check the simulations against, :mod:`.results` what a run returns, :mod:`.fast` the open loop's
-numpy engine; :mod:`.figures` and :mod:`.lesson` serve the notebook and load on first use.
+``simulate_group_commit``, ``simulate_open_loop``); the group commit's batcher is the kernel's
+:mod:`hotkeylab.batcher` (one screen), the Poisson arrivals :class:`hotkeylab.sim.PoissonSource`.
+:mod:`.closed_form` holds the formulas the tests check the simulations against, :mod:`.results`
+what a run returns, :mod:`.fast` the open loop's numpy engine; :mod:`.figures` and :mod:`.lesson` serve the notebook and load on first use.
 """
 
 from __future__ import annotations
@@ -58,6 +60,7 @@ from .fast import (  # noqa: F401
 from .model import (  # noqa: F401
     batcher,
     client,
+    hand_over,
     hot_key_thread,
     simulate_group_commit,
     simulate_open_loop,
@@ -121,6 +124,7 @@ __all__ = [
     "user_requests",
     "client",
     "batcher",
+    "hand_over",
     "hot_key_thread",
     "transaction",
     "simulate_threads",

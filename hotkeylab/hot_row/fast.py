@@ -18,9 +18,10 @@ def hold_times(rng: np.random.Generator, mean_ms: float, cv: float, n: int) -> n
     return rng.gamma(shape, mean_ms / shape, size=n)
 
 
-
 def poisson_arrivals_ms(rng, rate_per_s: float, horizon_ms: float, max_count: int) -> tuple[np.ndarray, bool]:
-    """Poisson arrival times in ``[0, horizon_ms)``, at most ``max_count`` of them.
+    """Poisson arrival times in ``[0, horizon_ms)``, at most ``max_count`` of them, drawn through
+    :class:`hotkeylab.sim.PoissonSource` in blocks of 1.1 × the expected count (a second block if
+    that falls short).
 
     Returns ``(times, truncated)``; ``truncated`` if the cap stopped the stream before the horizon.
     """
@@ -29,21 +30,20 @@ def poisson_arrivals_ms(rng, rate_per_s: float, horizon_ms: float, max_count: in
     cap = check_int("max_count", max_count, low=0)
     if rate == 0 or horizon == 0:
         return np.empty(0), False
-    mean_gap = 1000.0 / rate
+    source = sim.PoissonSource(rng, rate)
     parts, t, n = [], 0.0, 0
     while True:
-        expected = 1.1 * (horizon - t) / mean_gap  # may exceed any int (a huge horizon): cap first
+        expected = 1.1 * (horizon - t) / source.mean_ms  # may exceed any int (a huge horizon): cap first
         k = min(cap - n, max(1024, int(expected) + 64 if expected < cap else cap))
         if k <= 0:
             return (np.concatenate(parts) if parts else np.empty(0)), True
-        ts = t + np.cumsum(rng.exponential(mean_gap, size=k))
+        ts = t + np.cumsum(source.gaps(k))  # k gaps drawn at once: the hold times come after them
         inside = ts[: np.searchsorted(ts, horizon)]
         parts.append(inside)
         n += inside.size
         if inside.size < k:
             return np.concatenate(parts), False
         t = float(ts[-1])
-
 
 
 def open_loop_fast(sc, arrivals, holds, truncated):

@@ -6,8 +6,9 @@ Actors, top to bottom:
 - the closed loop: :func:`worker_thread` (a worker thread hammering the row), started by
   :func:`thread_start` at a random offset;
 - the group commit: :func:`user_requests` (Poisson users), :func:`client` (one request waiting
-  for its merged commit), :func:`batcher` (closes a batch at ``max_rows`` or ``max_wait_ms``),
-  :func:`hot_key_thread` (commits the merged batches under the row lock);
+  for its merged commit), the kernel's :func:`~hotkeylab.batcher.batcher` (closes a batch at
+  ``max_rows`` or ``max_wait_ms``; :func:`hand_over` puts it on the queue), :func:`hot_key_thread`
+  (commits the merged batches under the row lock);
 - the open loop: :func:`transaction_source` (Poisson transactions) and :func:`transaction`.
 
 The row lock is a ``simpy.Resource(capacity=1)`` in every model (S2PL: taken when ``SELECT … FOR
@@ -18,11 +19,13 @@ from __future__ import annotations
 
 import math
 from dataclasses import replace
+from functools import partial
 
 import numpy as np
 import simpy
 
 from .. import capacity, sim
+from ..batcher import batcher
 from ..validate import check_choice, check_int
 from .closed_form import (
     closed_loop_latency_ms,
@@ -95,11 +98,12 @@ def thread_start(env, offset_ms, thread):
 
 
 def user_requests(env, sc: GroupCommit, rng, inboxes, book):
-    """Poisson user requests for the hot key; clients hash to one of the servers."""
-    mean_gap = 1000.0 / sc.rate_per_s if sc.rate_per_s > 0 else math.inf
+    """Poisson user requests for the hot key (:class:`hotkeylab.sim.PoissonSource`); clients hash
+    to one of the servers."""
+    source = sim.PoissonSource(rng, sc.rate_per_s)
     chunk = 4096
     while True:
-        gaps = rng.exponential(mean_gap, size=chunk)
+        gaps = source.gaps(chunk)  # the gaps of the next 4096 users, then which server each calls
         where = rng.integers(0, len(inboxes), size=chunk)
         for g, s in zip(gaps, where, strict=True):
             yield env.timeout(float(g))
@@ -121,32 +125,18 @@ def client(env, inbox, book):
         book.lat.append(env.now - req.t_arrive)
 
 
-def batcher(env, sc: GroupCommit, inbox, queue, book):
-    """Close a batch at ``max_rows`` rows or ``max_wait_ms`` after its first row, whichever first."""
-    while True:
-        first = yield inbox.get()  # a batch opens with its first row …
-        t_open = env.now
-        timer = env.timeout(sc.max_wait_ms)  # … and its timer starts now
-        rows = [first]
-        reason = "rows"
-        while len(rows) < sc.max_rows:
-            get = inbox.get()
-            yield get | timer
-            if get.triggered:  # a row arrived (possibly at the same instant as the timer)
-                rows.append(get.value)
-            else:
-                get.cancel()
-                reason = "timer"
-                break
-        batch = Batch(rows, t_open, env.now, reason)
-        book.rec.count("batches", env.now)
-        if env.now >= book.warmup_ms:
-            book.batch_rows.append(len(rows))
-            book.batch_timer.append(reason == "timer")
-            book.batch_close.append(env.now)
-        book.queued += 1
-        book.rec.level("queue", env.now, book.queued)
-        yield queue.put(batch)
+def hand_over(env, queue, book, rows, t_open, by_timer):
+    """The ``close`` of the server's :func:`~hotkeylab.batcher.batcher` (the kernel's group commit:
+    a batch at ``max_rows`` rows or ``max_wait_ms`` after its first row): record the closed batch
+    and put it on the server's batch queue for its hot-key thread."""
+    book.rec.count("batches", env.now)
+    if env.now >= book.warmup_ms:
+        book.batch_rows.append(len(rows))
+        book.batch_timer.append(by_timer)
+        book.batch_close.append(env.now)
+    book.queued += 1
+    book.rec.level("queue", env.now, book.queued)
+    return queue.put(Batch(rows, t_open, env.now, "timer" if by_timer else "rows"))
 
 
 def hot_key_thread(env, sc: GroupCommit, queue, row_lock, book):
@@ -307,7 +297,7 @@ def simulate_group_commit(scenario: GroupCommit = SEED_GROUP_COMMIT, seed: int =
     for _ in range(sc.servers):
         inbox, queue = simpy.Store(env), simpy.Store(env)
         inboxes.append(inbox)
-        env.process(batcher(env, sc, inbox, queue, book))
+        env.process(batcher(env, inbox, sc.max_rows, sc.max_wait_ms, partial(hand_over, env, queue, book)))
         for _ in range(sc.threads_per_server):
             env.process(hot_key_thread(env, sc, queue, row_lock, book))
     if sc.rate_per_s > 0:

@@ -56,9 +56,47 @@ class Batch:
 
 
 
+@dataclass(frozen=True)
+class ClosedLoopSummary(sim.Summary):
+    """The key numbers of a closed-loop run (:class:`ClosedLoopRun`); rates and latencies count
+    the transactions after warm-up. No samples: ``None`` (:data:`hotkeylab.sim.NO_DATA`)."""
+
+    threads: int
+    """worker threads (count)"""
+    cycle_ms: float
+    """one transaction's cycle, hold + outside (ms)"""
+    hold_ms: float
+    """the row lock's hold per transaction (ms)"""
+    outside_ms: float
+    """time per transaction outside the lock (ms)"""
+    tps: float
+    """committed transactions per second after warm-up (1/s)"""
+    lock_busy_share: float
+    """share of the time after warm-up the row lock is held (0-1)"""
+    lock_busy_share_closed_form: float
+    """the same, closed form (0-1)"""
+    tps_closed_form: float
+    """closed-form throughput (1/s)"""
+    tps_ceiling: float
+    """the lock's ceiling, 1000 / hold (1/s)"""
+    latency_closed_form_ms: float
+    """closed-form latency, begin to COMMIT reply (ms)"""
+    mean_wait_ms: float | None
+    """mean wait for the lock (ms; None if no transaction waited)"""
+    mean_latency_ms: float | None
+    """mean latency, begin to COMMIT reply (ms; None if none finished after warm-up)"""
+    p50_latency_ms: float | None
+    """median latency (ms; None if none finished)"""
+    p99_latency_ms: float | None
+    """99th-percentile latency (ms; None if none finished)"""
+
+
 @dataclass
-class ClosedLoopRun:
-    """One closed-loop run: per-transaction arrays, lock intervals, ledger and summary."""
+class ClosedLoopRun(sim.Run):
+    """One closed-loop run: per-transaction arrays, lock intervals, ledger and summary
+    (:class:`ClosedLoopSummary`)."""
+
+    Summary = ClosedLoopSummary
 
     scenario: HotRow
     seed: int
@@ -70,15 +108,15 @@ class ClosedLoopRun:
     commit_ms: np.ndarray  # time each COMMIT reply reached its thread
     latency_ms: np.ndarray  # begin → COMMIT reply, transactions begun after warm-up
     wait_ms: np.ndarray  # time spent waiting for the lock, same transactions
-    summary: dict = field(default_factory=dict)
+    summary: ClosedLoopSummary | dict = field(default_factory=dict)
 
     @property
     def tps(self) -> float:
-        return self.summary["tps"]
+        return self.summary.tps
 
     @property
-    def mean_latency_ms(self) -> float:
-        return self.summary["mean_latency_ms"]
+    def mean_latency_ms(self) -> float | None:
+        return self.summary.mean_latency_ms
 
 
 
@@ -96,9 +134,51 @@ class ThreadsSweep:
     runs: list = field(default_factory=list, repr=False)
 
 
+@dataclass(frozen=True)
+class GroupCommitSummary(sim.Summary):
+    """The key numbers of a group-commit run (:class:`GroupCommitRun`), after warm-up. No samples:
+    ``None`` (:data:`hotkeylab.sim.NO_DATA`)."""
+
+    batch_rate_per_s: float
+    """batches closed per second (1/s)"""
+    batch_rate_closed_form: float
+    """the same, closed form (1/s)"""
+    timer_share: float | None
+    """share of the batches closed by the max_wait_ms timer (0-1; None if no batch closed)"""
+    mean_batch_rows: float | None
+    """mean rows per batch (rows; None if no batch closed)"""
+    rows_per_s: float | None
+    """rows committed per second (1/s; None if no window after warm-up)"""
+    lock_utilisation: float
+    """share of the time the hot row's lock is held (0-1)"""
+    rho: float
+    """offered load of the busier stage, closed form (the larger of rho_thread, rho_lock)"""
+    rho_thread: float
+    """offered load of the batch threads, closed form"""
+    rho_lock: float
+    """offered load of the row lock, closed form"""
+    mean_n_ms: float | None
+    """mean work of one batch, N (ms; None if no batch closed)"""
+    mean_n_closed_form_ms: float
+    """the same, closed form (ms)"""
+    mean_queue_batches: float | None
+    """time-averaged batches waiting (batches; None if no window after warm-up)"""
+    mean_lock_waiters: float | None
+    """time-averaged hot-key threads waiting for the row lock (threads; None if no window)"""
+    mean_batch_wait_ms: float | None
+    """mean wait of a batch from its close to holding the lock: queue + lock wait (ms; None if none)"""
+    mean_latency_ms: float | None
+    """mean client latency, arrival to commit (ms; None if no request finished after warm-up)"""
+    p50_latency_ms: float | None
+    """median client latency (ms; None if none finished)"""
+    p99_latency_ms: float | None
+    """99th-percentile client latency (ms; None if none finished)"""
+
+
 @dataclass
-class GroupCommitRun:
-    """One group-commit run: windowed series, per-batch and per-request arrays, ledger, summary.
+class GroupCommitRun(sim.Run):
+    """One group-commit run: windowed series, per-batch and per-request arrays, ledger, summary
+    (:class:`GroupCommitSummary`).
 
     ``windows`` (per second unless noted): ``t`` (s), ``offered`` (requests/s), ``served`` (rows
     committed/s), ``batches`` (batches closed/s), ``queue`` (batches waiting, mean),
@@ -114,12 +194,34 @@ class GroupCommitRun:
     batch_by_timer: np.ndarray  # True if that batch closed on the max_wait_ms timer
     batch_close_ms: np.ndarray  # when each of those batches closed
     latency_ms: np.ndarray  # client latency (arrival → commit) of requests after warm-up
-    summary: dict = field(default_factory=dict)
+    summary: GroupCommitSummary | dict = field(default_factory=dict)
+
+    Summary = GroupCommitSummary
+
+
+@dataclass(frozen=True)
+class OpenLoopSummary(sim.Summary):
+    """The key numbers of an open-loop run (:class:`OpenLoopRun`): waits of the transactions that
+    arrived after warm-up and got the lock. No samples: ``None`` (:data:`hotkeylab.sim.NO_DATA`)."""
+
+    rho: float
+    """the lock's utilisation, rate × mean hold"""
+    samples: int
+    """transactions counted (count)"""
+    mean_wait_ms: float | None
+    """mean wait for the lock (ms; None if no sample)"""
+    closed_form_wait_ms: float
+    """Pollaczek-Khinchine mean wait (ms; inf at rho >= 1)"""
+    p99_wait_ms: float | None
+    """99th-percentile wait (ms; None if no sample)"""
 
 
 @dataclass
-class OpenLoopRun:
-    """Poisson transactions on the lock: arrival and wait of every transaction that got the lock."""
+class OpenLoopRun(sim.Run):
+    """Poisson transactions on the lock: arrival and wait of every transaction that got the lock;
+    summary :class:`OpenLoopSummary`."""
+
+    Summary = OpenLoopSummary
 
     scenario: OpenLoop
     seed: int
@@ -128,9 +230,9 @@ class OpenLoopRun:
     ledger: sim.Ledger
     arrival_ms: np.ndarray  # transactions that got the lock before the horizon
     wait_ms: np.ndarray  # their wait for the lock
-    summary: dict = field(default_factory=dict)
+    summary: OpenLoopSummary | dict = field(default_factory=dict)
 
     @property
-    def mean_wait_ms(self) -> float:
-        return self.summary["mean_wait_ms"]
+    def mean_wait_ms(self) -> float | None:
+        return self.summary.mean_wait_ms
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 import re
 from dataclasses import replace
+from functools import lru_cache
 
 import numpy as np
 
@@ -28,7 +29,7 @@ from .scenario import (
 
 def sweep_offered(base: Scenario, loads_per_s, designs=DESIGNS, seed: int = 0, **kw) -> dict:
     """Run every design at every offered load (same seed); returns
-    ``{design: {metric: array over loads}}`` with the metrics of :meth:`Run.summary`."""
+    ``{design: {metric: array over loads}}`` with the metrics of :class:`.results.RunSummary`."""
     loads = [check_number("loads_per_s", x, low=0.0, high=MAX_OFFERED_PER_S) for x in loads_per_s]
     if not loads:
         raise ValueError("loads_per_s must list at least one offered load, got []")
@@ -36,7 +37,7 @@ def sweep_offered(base: Scenario, loads_per_s, designs=DESIGNS, seed: int = 0, *
     for d in designs:
         check_choice("designs", d, DESIGNS)
         rows = [
-            simulate(replace(base, design=d, offered_per_s=x), seed, **kw).summary() for x in loads
+            simulate(replace(base, design=d, offered_per_s=x), seed, **kw).summary for x in loads
         ]
         out[d] = {k: np.asarray([r[k] for r in rows]) for k in rows[0] if k != "design"}
         out[d]["offered_per_s"] = np.asarray(loads)
@@ -147,6 +148,13 @@ def per_machine_rho(
     return lock_utilisation(lam / k, saturated_hold_ms(r_k, count, time_duration_ms))
 
 
+@lru_cache(maxsize=16)
+def _explore_run(sc: Scenario, seed: int):
+    """The widget's run (cached: a slider moved back, or a redraw, does not simulate again; the
+    same scenario and seed give the same run)."""
+    return simulate(sc, seed, max_blocked=50_000)
+
+
 def explore(
     offered_per_s: float = SEED_INCIDENT.offered_per_s,
     key2_share: float = SEED_INCIDENT.key2_share,
@@ -163,12 +171,12 @@ def explore(
     utilisation ``rho_saturated`` (bucket empty, seed's design) beside it."""
     sc = replace(SEED_INCIDENT, offered_per_s=offered_per_s, key2_share=key2_share, count=count,
                  time_duration_ms=time_duration_ms, rate_per_s=rate_per_s, design=design, horizon_ms=horizon_ms)
-    run = simulate(sc, seed, max_blocked=50_000)
-    out = run.summary()
+    run = _explore_run(sc, seed)
+    out = run.summary.as_dict()
     hold = saturated_hold_ms(sc.rate_per_s, sc.count, sc.time_duration_ms, sc.lookup_ms)
     out["rho_saturated"] = lock_utilisation(sc.key2_per_s, hold)
     if plot:
-        import matplotlib.pyplot as plt
+        from ..plotting import live_figure
 
         print(
             f"forwarded in time {out['admitted_per_s']:.1f}/s "
@@ -178,7 +186,8 @@ def explore(
             f"blocked at the end {out['blocked_end']}, mutex rho with the bucket empty "
             f"{out['rho_saturated']:.2f}" + (" (run truncated)" if out["truncated"] else "")
         )
-        axes = plot_run(run)
-        axes[0].figure.tight_layout()
-        plt.show()
+        # one figure kept between slider moves, its panels cleared and drawn again
+        live = live_figure("05.explore", 3, 1, figsize=(8.0, 6.6), sharex=True, layout=None)
+        live.replot(plot_run, run)
+        live.show()
     return out

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .. import sim
 from ..sim import Ledger, RunStatus
 from .scenario import (
     ADMITTED,
@@ -17,11 +18,49 @@ from .scenario import (
     Scenario,
 )
 
-__all__ = ["Run"]
+__all__ = ["Run", "RunSummary"]
 
 
 @dataclass(frozen=True)
-class Run:
+class RunSummary(sim.Summary):
+    """The key numbers of a :class:`Run`: rates per second over the run, times in ms."""
+
+    design: str
+    """the gate's design ("seed" or "fix")"""
+    offered_per_s: float
+    """requests offered (1/s)"""
+    admitted_per_s: float
+    """requests forwarded to the business layer while their client waited (1/s)"""
+    business_share: float
+    """admitted_per_s / offered_per_s (0-1; 0 when nothing was offered)"""
+    client_gone_per_s: float
+    """requests that passed the gate after their client had left: dropped (1/s)"""
+    timed_out_per_s: float
+    """requests whose Taken timer fired (1/s)"""
+    rejected_per_s: float
+    """requests refused at once (1/s)"""
+    p50_ms: float
+    """median time in the gate, blocked requests by their age (ms; 0 with no request)"""
+    p99_ms: float
+    """99th-percentile time in the gate (ms; 0 with no request)"""
+    blocked_end: int
+    """requests still blocked at the end (count)"""
+    peak_blocked: int
+    """most requests blocked at once (count)"""
+    mean_blocked: float
+    """time-average blocked requests (count)"""
+    oldest_blocked_ms: float
+    """age of the oldest request still blocked at the end (ms; 0 if none)"""
+    late_share: float
+    """share of requests longer in the gate than the client's timeout (0-1; 0 with no request)"""
+    tokens_wasted: int
+    """tokens received by requests whose timer then fired (count)"""
+    truncated: bool
+    """the run stopped before the horizon (event cap or blocked cap)"""
+
+
+@dataclass(frozen=True)
+class Run(sim.Run):
     """What one simulation returns. Times in ms unless the name says otherwise.
 
     ``windows``: equal-length arrays - ``t`` (window start, s), ``offered``, ``admitted``
@@ -56,6 +95,8 @@ class Run:
     log_ms: np.ndarray
     log_req: np.ndarray
     log_code: np.ndarray
+
+    Summary = RunSummary
 
     @property
     def truncated(self) -> bool:
@@ -133,28 +174,26 @@ class Run:
             )
         return out
 
-    def summary(self) -> dict:
-        """Key numbers of the run as a dict (rates per second, times in ms). ``admitted_per_s``
-        counts the requests forwarded to the business layer while their client waited;
-        ``business_share`` is that over the offered rate."""
+    def summarise(self) -> RunSummary:
+        """Key numbers of the run (:class:`RunSummary`: rates per second, times in ms)."""
         span = self.t_end_ms
         offered = self.ledger.arrived * 1000.0 / span if span else 0.0
         admitted = self.rate_per_s(ADMITTED)
-        return {
-            "design": self.scenario.design,
-            "offered_per_s": offered,
-            "admitted_per_s": admitted,
-            "business_share": admitted / offered if offered else 0.0,
-            "client_gone_per_s": self.rate_per_s(CLIENT_GONE),
-            "timed_out_per_s": self.rate_per_s(TIMED_OUT),
-            "rejected_per_s": self.rate_per_s(REJECTED),
-            "p50_ms": self.percentile_ms(50),
-            "p99_ms": self.percentile_ms(99),
-            "blocked_end": self.blocked_end,
-            "peak_blocked": self.peak_blocked,
-            "mean_blocked": self.mean_blocked,
-            "oldest_blocked_ms": self.oldest_blocked_ms,
-            "late_share": self.late_share,
-            "tokens_wasted": self.tokens_wasted,
-            "truncated": self.truncated,
-        }
+        return RunSummary(
+            design=self.scenario.design,
+            offered_per_s=offered,
+            admitted_per_s=admitted,
+            business_share=admitted / offered if offered else 0.0,
+            client_gone_per_s=self.rate_per_s(CLIENT_GONE),
+            timed_out_per_s=self.rate_per_s(TIMED_OUT),
+            rejected_per_s=self.rate_per_s(REJECTED),
+            p50_ms=self.percentile_ms(50),
+            p99_ms=self.percentile_ms(99),
+            blocked_end=self.blocked_end,
+            peak_blocked=self.peak_blocked,
+            mean_blocked=self.mean_blocked,
+            oldest_blocked_ms=self.oldest_blocked_ms,
+            late_share=self.late_share,
+            tokens_wasted=self.tokens_wasted,
+            truncated=self.truncated,
+        )

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from ..plotting import COLORS, decorate, new_figure
+from ..plotting import COLORS, decorate, live_figure
 from .closed_form import (
     fluid,
     healthy_in_flight,
@@ -17,6 +17,25 @@ from .figures import (
 from .scenario import (
     SEED_INCIDENT,
 )
+
+
+def _plot_explore(sc, broken, fixed, axes):
+    """The widget's two panels: calls in flight with lost and working timeouts; heap and GC."""
+    t = broken["t"]
+    # equal until the hang: the working line dashed on top, so that both show
+    axes[0].plot(t, broken["in_flight"], color=COLORS["stuck"], label="timeouts lost")
+    axes[0].plot(t, fixed["in_flight"], color=COLORS["recovered"], ls="--", label="timeouts work")
+    log_calls_axis(axes[0], max(float(broken["in_flight"].max()), float(fixed["in_flight"].max())))
+    decorate(axes[0], xlabel="time (s)", legend=False)
+    axes[1].plot(t, 100 * broken["heap_mb"] / sc.heap_mb, color=COLORS["queue"], label="heap used")
+    axes[1].plot(t, 100 * broken["gc"], color=COLORS["wasted"], label="time in full GC")
+    axes[1].plot(t, 100 * fixed["heap_mb"] / sc.heap_mb, color=COLORS["recovered"], ls="--",
+                 label="heap used, timeouts work")
+    decorate(axes[1], xlabel="time (s)", ylabel="% of heap / of time", ylim=(0, 105))
+    for ax in axes:
+        _event_lines(ax, sc)
+        ax.legend(loc="upper left", fontsize=7)
+    return axes
 
 
 def explore(
@@ -52,25 +71,9 @@ def explore(
         "heap_end_pct": 100.0 * float(broken["heap_mb"][-1]) / sc.heap_mb,
     }
     if plot:
-        import matplotlib.pyplot as plt
-
-        fig, axes = new_figure(1, 2, height=3.0)
-        t = broken["t"]
-        # equal until the hang: the working line dashed on top, so that both show
-        axes[0].plot(t, broken["in_flight"], color=COLORS["stuck"], label="timeouts lost")
-        axes[0].plot(t, fixed["in_flight"], color=COLORS["recovered"], ls="--", label="timeouts work")
-        log_calls_axis(axes[0], max(float(broken["in_flight"].max()), float(fixed["in_flight"].max())))
-        decorate(axes[0], xlabel="time (s)", legend=False)
-        axes[1].plot(t, 100 * broken["heap_mb"] / sc.heap_mb, color=COLORS["queue"], label="heap used")
-        axes[1].plot(t, 100 * broken["gc"], color=COLORS["wasted"], label="time in full GC")
-        axes[1].plot(t, 100 * fixed["heap_mb"] / sc.heap_mb, color=COLORS["recovered"], ls="--",
-                     label="heap used, timeouts work")
-        decorate(axes[1], xlabel="time (s)", ylabel="% of heap / of time", ylim=(0, 105))
-        for ax in axes:
-            _event_lines(ax, sc)
-            ax.legend(loc="upper left", fontsize=7)
-        fig.tight_layout()
-        plt.show()
+        live = live_figure("08.explore", 1, 2, figsize=(8.0, 3.0), layout=None)  # kept between slider moves
+        live.replot(_plot_explore, sc, broken, fixed)
+        live.show()
     return out
 
 

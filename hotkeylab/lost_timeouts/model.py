@@ -9,11 +9,13 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 import simpy
 
+from .. import sim
 from ..sim import Ledger, RunStatus, check_seed, run_bounded
 from .machine import (
     Machine,
     _Provider,
 )
+from .results import RunSummary
 from .scenario import (
     GRACEFUL_WAIT_MS,
     SEED_INCIDENT,
@@ -106,7 +108,7 @@ def gc(env, m: Machine):
 
 
 @dataclass
-class Run:
+class Run(sim.Run):
     """One simulated machine. ``windows``: per-second counters over ``window_ms`` windows
     (``offered``, ``calls``, ``served``, ``timeouts``, ``rejected``, ``lost``, ``shed``) and
     time-weighted levels (``in_flight``, ``heap_mb``, ``gc``, ``cpu``); ``samples``: the GC
@@ -119,8 +121,10 @@ class Run:
     samples: dict
     ledger: Ledger
     status: RunStatus
-    summary: dict = field(default_factory=dict)
+    summary: RunSummary | dict = field(default_factory=dict)  # a dict becomes the RunSummary
     dump: dict | None = None
+
+    Summary = RunSummary
 
 
 def start_machine(env, sc: Scenario, seed: int) -> Machine:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from .. import sim
 from ..sim import Ledger, RunStatus
 from .arrivals import arrival_times
 from .arrivals import as_reached as _as_reached
@@ -29,16 +30,50 @@ from .state import (
 )
 
 __all__ = [
-    "PENDING", "SERVED", "TIMED_OUT", "REJECTED", "WINDOW_COUNTERS", "WINDOW_LEVELS", "Batch", "Run",
+    "PENDING", "SERVED", "TIMED_OUT", "REJECTED", "WINDOW_COUNTERS", "WINDOW_LEVELS", "Batch", "Run", "RunSummary",
     "State", "arrival_times", "hashed_uniform", "hashed_uniforms", "finish_run",
     "_K_PRE", "_WEIGHTED", "_as_reached", "_grown", "_splitmix",
 ]
 
 
+@dataclass(frozen=True)
+class RunSummary(sim.Summary):
+    """One row for a comparison table (:func:`.analysis.summarise`). Counts over the whole run."""
+
+    recovered: bool
+    """some 5-s block after the trigger passes and every later one does (:func:`.analysis.recovery`)"""
+    recovery_time_s: float | None
+    """from the end of the trigger to recovery (s; None if not recovered)"""
+    user_requests: int
+    """user requests that arrived (count)"""
+    served_share: float
+    """user requests answered within M / arrived (0-1; 1 when none arrived: nothing was lost)"""
+    goodput_lost: int
+    """user requests not answered within M (count)"""
+    timeouts: int
+    """attempts that timed out (count)"""
+    retries: int
+    """retries sent (count)"""
+    rejected: int
+    """attempts refused at the queue bound (count)"""
+    wasted_rows: int
+    """rows committed after their client gave up (rows)"""
+    committed_rows: int
+    """rows committed (rows)"""
+    wasted_share: float
+    """wasted_rows / committed_rows (0-1; 0 when nothing committed)"""
+    max_queue: float
+    """largest window mean of the batches waiting (batches)"""
+    truncated: bool
+    """the event cap stopped the run before the horizon"""
+
+
 @dataclass
-class Run:
+class Run(sim.Run):
     """One simulated run. ``windows`` maps names to equal-length arrays (``t`` in seconds,
-    counters per second, ``queue`` in batches, ``busy`` in [0, 1])."""
+    counters per second, ``queue`` in batches, ``busy`` in [0, 1]); ``summary``: :class:`RunSummary`."""
+
+    Summary = RunSummary
 
     scenario: Scenario
     seed: int
@@ -50,7 +85,7 @@ class Run:
     status: RunStatus
     recovered: bool = False
     recovery_time_s: float | None = None
-    summary: dict = field(default_factory=dict)
+    summary: RunSummary | dict = field(default_factory=dict)
 
     @property
     def truncated(self) -> bool:

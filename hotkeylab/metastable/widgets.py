@@ -81,15 +81,14 @@ class WhatIfResult:
 
 
 def _cut_short(run) -> str:
-    """`` (stopped at the event cap at 12.3 s)`` for a truncated run, else nothing."""
-    if not run.truncated:
-        return ""
-    return f" (stopped at the event cap, {run.scenario.max_events:,} events, at {run.status.t_end_ms / 1e3:.1f} s)"
+    """`` (stopped at the event cap, …)`` for a truncated run, else nothing (:func:`plotting.cut_short`)."""
+    return plotting.cut_short(run)
 
 
-class WhatIf:
-    """The what-if figure, kept between calls: each call simulates on the fast engine, updates
-    the lines' data and the shaded trigger, and redraws the same figure.
+class WhatIf(plotting.LiveFigure):
+    """The what-if figure, kept between calls (a :class:`~hotkeylab.plotting.LiveFigure`): each
+    call simulates on the fast engine, updates the lines' data and the shaded trigger, and redraws
+    the same figure.
 
     >>> wi = WhatIf()                                                     # doctest: +SKIP
     >>> interactive(wi.update, **whatif_controls())                       # doctest: +SKIP
@@ -98,15 +97,11 @@ class WhatIf:
     SERIES = ("offered", "retries", "goodput", "timeouts", "rejected")
 
     def __init__(self):
-        from matplotlib.backends.backend_agg import FigureCanvasAgg
-        from matplotlib.figure import Figure
-
-        self.fig = Figure(figsize=(8.0, 3.4), layout="constrained")
-        FigureCanvasAgg(self.fig)
-        ax = self.ax = self.fig.add_subplot()
+        super().__init__(figsize=(8.0, 3.4))
+        ax = self.ax
         # each window's value is drawn over its second (steps), so nothing seems to move before it happens
-        self.lines = {s: ax.plot([], [], color=COLORS[s], lw=2, label=plotting.LABELS[s], drawstyle="steps-post")[0]
-                      for s in self.SERIES}
+        for s in self.SERIES:
+            self.line(s, color=COLORS[s], lw=2, label=plotting.LABELS[s], drawstyle="steps-post")
         # the users' line on top, dashed black, so the retries (often equal to it) cannot hide it
         self.lines["offered"].set(color="black", ls=(0, (3, 3)), lw=1.0, zorder=5)
         self.lines["retries"].set(lw=3.0, alpha=0.8)  # wide under the users' thin line: both visible
@@ -124,14 +119,11 @@ class WhatIf:
                                       va="bottom", fontsize=7, color=COLORS["queue"])
         self.span = ax.axvspan(WHATIF_START_MS / 1e3, 40.0, color=COLORS["trigger"], alpha=0.35, lw=0,
                                label="second owner (trigger)", zorder=0)
-        self.verdict = ax.text(0.01, 0.97, "", transform=ax.transAxes, ha="left", va="top", fontsize=9, zorder=8,
-                               bbox=dict(facecolor="white", alpha=0.85, lw=0))
         ax.set_xlabel("time (s)")
         ax.set_ylabel("requests/s")
         self._legend_kw = dict(loc="upper left", bbox_to_anchor=(1.15, 1.0), fontsize=8)
         plotting.merged_legend(ax, self.qax, **self._legend_kw)
         ax.set_xlim(0, WHATIF_HORIZON_MS / 1e3)
-        self.calls = 0
         self.last: WhatIfResult | None = None
 
     def scenario(self, user_rate_per_s: float = 720.0, cross_batch_ms: float = 27.0, trigger_s: float = 30.0,
@@ -173,14 +165,10 @@ class WhatIf:
         band = band_user_rates(sc)
         res = WhatIfResult(sc, run, cf, bool(run.recovered), float(run.summary["served_share"]),
                            float(run.summary["wasted_share"]), float(run.summary["max_queue"]), band)
-        self.redraw(res)
-        self.calls += 1
+        self.redraw(res)  # counts the call (``calls``)
         self.last = res
         if show:
-            from IPython.display import Markdown, display
-
-            display(self.fig)
-            display(Markdown(res._repr_markdown_()))
+            self.show(res._repr_markdown_())
         return res
 
     __call__ = update
@@ -188,9 +176,8 @@ class WhatIf:
     def redraw(self, res: WhatIfResult) -> None:
         """Put ``res``'s run into the figure's lines and draw it."""
         w = res.run.windows
-        for s, line in self.lines.items():
-            line.set_data(w["t"], w[s])
-        self.ax.set_ylim(0, 1.1 * max(1.0, *(float(np.max(w[s])) for s in self.lines)))
+        self.set_lines(w["t"], w)
+        self.rescale_y(self.ax, (w[s] for s in self.lines))
         self.qline.set_data(w["t"], w["queue"])
         thr = res.closed["effective_queue_one_owner"]
         self.thr.set_ydata([thr, thr])
@@ -207,10 +194,9 @@ class WhatIf:
         a, b = (so.start_ms / 1e3, so.end_ms / 1e3) if so is not None else (0.0, 0.0)
         self.span.set_x(a)
         self.span.set_width(b - a)
-        self.verdict.set_text(f"{'recovered' if res.recovered else 'stuck'}{_cut_short(res.run)}: "
-                              f"{100 * res.served_share:.0f}% served in time")
-        self.verdict.set_color(COLORS["recovered" if res.recovered else "stuck"])
-        self.fig.canvas.draw()
+        self.note(f"{'recovered' if res.recovered else 'stuck'}{_cut_short(res.run)}: "
+                  f"{100 * res.served_share:.0f}% served in time", COLORS["recovered" if res.recovered else "stuck"])
+        self.draw()
 
 
 def whatif_controls() -> dict:

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 from dataclasses import replace
+from functools import lru_cache
 
 from ..validate import check_int, check_number
 from .closed_form import (
@@ -21,6 +22,13 @@ from .scenario import (
 
 
 # --------------------------------------------------------------------------- widget
+@lru_cache(maxsize=16)
+def _explore_run(sc, seed: int):
+    """The widget's run (cached: a slider moved back, or a redraw, does not simulate again; the
+    same scenario and seed give the same run)."""
+    return simulate(sc, seed)
+
+
 def explore(
     replenish_s: float = SEED_INCIDENT.replenish_ms / 1000,
     row_limit: int = 0,
@@ -44,16 +52,17 @@ def explore(
         db_slots=check_int("db_slots", db_slots, low=1),
         horizon_ms=check_number("horizon_s", horizon_s, low=1.0) * 1000.0,
     )
-    run = simulate(sc, seed)  # at most sc.max_events events (truncated beyond)
-    out = run.summary()
+    run = _explore_run(sc, seed)  # at most sc.max_events events (truncated beyond)
+    out = run.summary.as_dict()
     cf = closed_forms(sc)
     out.update({f"cf_{k}": v for k, v in cf.items()})
     if plot:
-        import matplotlib.pyplot as plt
+        from ..plotting import live_figure
 
-        axes = plot_timeline(run)
-        axes[0].figure.tight_layout()
-        plt.show()
+        # one figure kept between slider moves, its panels cleared and drawn again
+        live = live_figure("06.explore", 3, 1, figsize=(8.0, 6.3), sharex=True, layout=None)
+        live.replot(plot_timeline, run)
+        live.show()
     return out
 
 

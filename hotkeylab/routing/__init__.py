@@ -37,7 +37,9 @@ which is salted per process. Times are in milliseconds; rates per second.
 Where to start reading: :mod:`.scenario` (the parameters and presets, each with its seed
 sentence), :mod:`.serverlist` (how a client picks the owner), then :mod:`.model` (the lock's actors
 top to bottom, then ``simulate_lock``) and :mod:`.transient` (the registry and the polling
-clients). :mod:`.closed_form` holds the formulas the tests check the models against;
+clients); both draw their Poisson streams through the kernel's :class:`hotkeylab.sim.PoissonSource`
+(the lock model keeps its own batcher: :mod:`hotkeylab.batcher` says why).
+:mod:`.closed_form` holds the formulas the tests check the models against;
 :mod:`.results` the run records; :mod:`.fast` the numpy engine for sweeps; :mod:`.figures` and
 :mod:`.lesson` serve the notebook and load on first use.
 """

@@ -23,33 +23,23 @@ __all__ = ["simulate_lock_fast", "band_verdicts"]
 
 
 def _arrivals(sc: LockScenario, rng: np.random.Generator) -> tuple[np.ndarray, bool]:
-    """Arrival times (ms) up to the horizon, drawn exactly as the SimPy ``users`` actor draws them:
-    the same standard exponentials in the same order, scaled by the rate in force at the previous
-    arrival, summed one after another. At most ``max_events`` of them: ``(times, truncated)``."""
-    buf = np.empty(0)
-    pos = 0
-    out = []
-    t = 0.0
-    drawn = 0
-    phases = ((1000.0 / sc.rate_per_s, sc.peak_start_ms),
-              (1000.0 / (sc.rate_per_s * sc.peak_factor), math.inf))
-    for scale, until in phases:
-        while t < until and t <= sc.horizon_ms and drawn <= sc.max_events:
-            m = int(min(1e6, (min(sc.horizon_ms, until) - t) / scale * 1.05)) + 256
-            if len(buf) - pos < m:
-                buf = np.concatenate((buf[pos:], rng.standard_exponential(m)))
-                pos = 0
-            ts = np.cumsum(np.concatenate(([t], buf[pos : pos + m] * scale)))[1:]
-            # an arrival whose predecessor came at or after `until` belongs to the next phase
-            stop = min(sc.horizon_ms, until)
-            k = int(np.searchsorted(ts, stop, side="left" if stop == until else "right"))
-            take = min(k + 1, m)
-            out.append(ts[:take])
-            pos += take
-            t = float(ts[take - 1])
-            drawn += take  # more than the event cap: stop drawing
-    a = np.concatenate(out) if out else np.empty(0)
-    a = a[a <= sc.horizon_ms]
+    """Arrival times (ms) up to the horizon, drawn as the SimPy ``users`` actor draws them, through
+    one :class:`hotkeylab.sim.PoissonSource`: the same exponentials in the same order, each gap at
+    the rate in force at the previous arrival, summed one after another (vectorised: the source's
+    ``through``). At most ``max_events`` of them: ``(times, truncated)``."""
+    h, cap = sc.horizon_ms, sc.max_events + 1  # one more than the cap tells a truncated run
+    source = sim.PoissonSource(rng, sc.rate_per_s)
+    parts, t = [], 0.0
+    if t < sc.peak_start_ms:  # before the peak, up to the first arrival at or after its start
+        stop = min(h, sc.peak_start_ms)
+        parts.append(source.through(t, stop, cap, past=stop != sc.peak_start_ms))
+        t = float(parts[-1][-1])
+    n = sum(p.size for p in parts)
+    if t <= h and n < cap:  # the peak: each gap after an arrival at or after peak_start_ms
+        source.set_rate(sc.rate_per_s * sc.peak_factor)
+        parts.append(source.through(t, h, cap - n, past=True))
+    a = np.concatenate(parts)
+    a = a[a <= h]
     return (a[: sc.max_events], True) if a.size > sc.max_events else (a, False)
 
 

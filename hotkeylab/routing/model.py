@@ -1,8 +1,10 @@
 """03 · The model: owners of one hot key taking turns on its row lock, one SimPy process per actor.
 
 Read top to bottom: :class:`OpenBatch` and :class:`LockState` (what the actors share), then the
-actors :func:`users` (upstream clients), :func:`batcher` (group commit) and :func:`owner` (one
-owner's hot-key thread under the row lock), then :func:`simulate_lock`, which wires them up.
+actors :func:`users` (upstream clients, Poisson through :class:`hotkeylab.sim.PoissonSource`),
+:func:`batcher` (group commit; why it is not the kernel's :func:`hotkeylab.batcher.batcher`: see
+that module) and :func:`owner` (one owner's hot-key thread under the row lock), then
+:func:`simulate_lock`, which wires them up.
 ``engine="fast"`` hands the same run to :mod:`.fast` (numpy, for sweeps over seeds).
 """
 
@@ -60,14 +62,16 @@ class LockState:
 
 
 def users(env: simpy.Environment, s: LockState):
-    """Actor: upstream clients calling the hot key (Poisson; +peak_factor from peak_start_ms).
+    """Actor: upstream clients calling the hot key (Poisson; ×peak_factor from peak_start_ms).
     Each request joins its region's open batch (per_owner) or the one shared batch."""
     sc = s.sc
     cum = np.cumsum(sc.shares)
     n_own = len(sc.owners_ms)
+    gaps = sim.PoissonSource(s.rng, sc.rate_per_s, block=1)  # one gap at a time: the peak changes the rate
     while True:
-        rate = sc.rate_per_s * (sc.peak_factor if env.now >= sc.peak_start_ms else 1.0)
-        yield env.timeout(s.rng.exponential(1000.0 / rate))
+        if env.now >= sc.peak_start_ms:
+            gaps.set_rate(sc.rate_per_s * sc.peak_factor)
+        yield env.timeout(gaps.next_gap())
         s.led.arrived += 1
         s.rec.count("offered", env.now)
         if s.per_owner:

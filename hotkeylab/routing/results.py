@@ -10,15 +10,29 @@ from .. import sim
 from .closed_form import dual_owner_share_closed
 from .scenario import LockScenario, TransientScenario
 
-__all__ = ["TransientRun", "LockRun", "BandVerdict"]
+__all__ = ["TransientRun", "TransientSummary", "LockRun", "LockSummary", "BandVerdict"]
 
 #: The counted series of a :class:`LockRun`'s windows (both engines record them; plus ``queue``).
 COUNTERS = ("offered", "goodput", "wasted", "batches", "commits")
 
 
+@dataclass(frozen=True)
+class TransientSummary(sim.Summary):
+    """The key numbers of a :class:`TransientRun`."""
+
+    n_changes: int
+    """serverList changes over the horizon (count)"""
+    share_key_time: float
+    """time-average share of keys with more than one owner (0-1)"""
+    share_key_time_closed_form: float
+    """the same, closed form (:func:`dual_owner_share_closed`, 0-1)"""
+    share_time_any: float
+    """share of the time at least one watched key has more than one owner (0-1)"""
+
+
 @dataclass
-class TransientRun:
-    """Result of :func:`simulate_transient`.
+class TransientRun(sim.Run):
+    """Result of :func:`simulate_transient`; summary :class:`TransientSummary`, in words :attr:`text`.
 
     ``share_key_time``: time-average share of keys with more than one owner (= for one key, the
     share of time it has more than one owner); ``share_time_any``: share of time at least one
@@ -38,20 +52,47 @@ class TransientRun:
     ledger: sim.Ledger
     status: sim.RunStatus
 
-    def summary(self) -> str:
+    Summary = TransientSummary
+
+    def summarise(self) -> TransientSummary:
         sc = self.scenario
         closed = dual_owner_share_closed(sc.poll_ms, sc.changes_per_min, sc.n_clients, sc.n_servers, sc.scheme)
-        return (f"{self.n_changes} serverList changes in {sc.horizon_ms / 1000:.0f} s; a key had more than "
-                f"one owner {100 * self.share_key_time:.2f}% of the time (closed form {100 * closed:.2f}%); "
-                f"some watched key had more than one owner {100 * self.share_time_any:.1f}% of the time.")
+        return TransientSummary(self.n_changes, self.share_key_time, closed, self.share_time_any)
+
+    @property
+    def text(self) -> str:
+        """The summary in one sentence."""
+        s, sc = self.summary, self.scenario
+        return (f"{s.n_changes} serverList changes in {sc.horizon_ms / 1000:.0f} s; a key had more than "
+                f"one owner {100 * s.share_key_time:.2f}% of the time (closed form "
+                f"{100 * s.share_key_time_closed_form:.2f}%); some watched key had more than one owner "
+                f"{100 * s.share_time_any:.1f}% of the time.")
 
     def _repr_markdown_(self) -> str:
-        return self.summary()
+        return self.text
+
+
+@dataclass(frozen=True)
+class LockSummary(sim.Summary):
+    """The key numbers of a :class:`LockRun`. No samples: ``None`` (:data:`hotkeylab.sim.NO_DATA`)."""
+
+    users: int
+    """user requests that arrived (count)"""
+    served_share: float | None
+    """users answered within the timeout / users who arrived (0-1; None if none arrived)"""
+    timed_out: int
+    """users whose client gave up (count)"""
+    wasted: int
+    """rows committed after their client gave up (count)"""
+    queue_end: int
+    """batches waiting for the lock at the end (batches)"""
+    truncated: bool
+    """the event cap stopped the run before the horizon"""
 
 
 @dataclass
-class LockRun:
-    """Result of :func:`simulate_lock`.
+class LockRun(sim.Run):
+    """Result of :func:`simulate_lock`; summary :class:`LockSummary`.
 
     ``windows``: ``t`` (s), ``offered`` (requests/s), ``goodput`` (committed within the timeout,
     per s), ``wasted`` (committed after the client gave up, per s), ``batches`` (closed by the
@@ -66,6 +107,13 @@ class LockRun:
     intervals: list
     status: sim.RunStatus
     queue_end: int
+
+    Summary = LockSummary
+
+    def summarise(self) -> LockSummary:
+        led = self.ledger
+        return LockSummary(led.arrived, led.served / led.arrived if led.arrived else None, led.timed_out,
+                           int(led.extra.get("wasted", 0)), self.queue_end, self.status.truncated)
 
     @property
     def served_share(self) -> float:

@@ -83,13 +83,15 @@ class TransientState:
 
 
 def registry(env: simpy.Environment, s: TransientState):
-    """Actor: operations + the registry. A server leaves; at the next change it comes back."""
+    """Actor: operations + the registry. A server leaves; at the next change it comes back.
+    Changes come as a Poisson stream (:class:`hotkeylab.sim.PoissonSource`, one gap at a time: the
+    server that leaves is drawn from the same stream in between)."""
     sc = s.sc
     if sc.changes_per_min == 0:
         return
-    mean_gap = 60_000.0 / sc.changes_per_min
+    gaps = sim.PoissonSource(s.rng, block=1, mean_ms=60_000.0 / sc.changes_per_min)
     while True:
-        yield env.timeout(s.rng.exponential(mean_gap))
+        yield env.timeout(gaps.next_gap())
         s.down = int(s.rng.integers(sc.n_servers)) if s.down is None else None
         s.downs.append(s.down)
         s.latest += 1

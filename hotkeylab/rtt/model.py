@@ -18,15 +18,42 @@ from .scenario import (
 )
 
 
+@dataclass(frozen=True)
+class LockSummary(sim.Summary):
+    """The key numbers of a :class:`LockRun`. No samples: ``None`` (:data:`hotkeylab.sim.NO_DATA`)."""
+
+    commits: int
+    """merged commits finished by the horizon, all owners (count)"""
+    tps: float
+    """merged commits per second, all owners (1/s)"""
+    tps_closed_form: float
+    """:func:`turn_taking_tps` for the same owners (1/s)"""
+    lock_busy_share: float | None
+    """share of the horizon the row lock was held (0-1; None without ``keep_intervals``)"""
+
+
 @dataclass
-class LockRun:
-    """Result of :func:`simulate_lock`: merged commits per owner, lock intervals, run status."""
+class LockRun(sim.Run):
+    """Result of :func:`simulate_lock`: merged commits per owner, lock intervals, run status;
+    summary :class:`LockSummary`. The ledger is a closed loop's: each owner's thread always has one
+    merged commit open, so ``in_system`` is the number of owners."""
 
     owners: tuple
     horizon_ms: float
     commits: dict
     intervals: list = field(repr=False)
     status: sim.RunStatus
+
+    Summary = LockSummary
+
+    @property
+    def ledger(self) -> sim.Ledger:
+        n, k = sum(self.commits.values()), len(self.owners)
+        return sim.Ledger(arrived=n + k, served=n, in_system=k)
+
+    def summarise(self) -> LockSummary:
+        busy = self.lock_busy_share() if self.intervals is not None else None
+        return LockSummary(sum(self.commits.values()), self.tps(), self.closed_form_tps(), busy)
 
     def tps(self, name: str | None = None) -> float:
         """Merged commits per second of one owner (or all of them, ``name=None``)."""
