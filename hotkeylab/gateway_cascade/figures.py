@@ -32,7 +32,7 @@ def plot_order_map(m: OrderMap, mark=None, ax=None):
         for j in range(share.shape[1]):
             txt = f"{m.counts[i, j]}/{m.n_seeds}"
             if m.first_wrong[i, j]:
-                txt += f"\n(run 0: {short.get(m.first_wrong[i, j], m.first_wrong[i, j])})"
+                txt += f"\n(run 0: {short.get(m.first_wrong[i, j], m.first_wrong[i, j])}\nnot in its place)"
             ax.text(j, i, txt, ha="center", va="center", fontsize=8)
     ax.set_xticks(range(len(m.dba_reaction_ms)), [f"{d / MIN_MS:.0f}" for d in m.dba_reaction_ms])
     ax.set_yticks(range(len(m.heap_mb)), [f"{h / 1024:.1f}" for h in m.heap_mb])
@@ -167,9 +167,9 @@ def _alarm_lines(ax, run: Run, names=SEED_ALARM_ORDER, numbers=True):
         x = t / MIN_MS
         ax.axvline(x, color=COLORS["timeouts"], lw=0.8, ls=":", zorder=1)
         if numbers:
-            level = level + 1 if x - last < 0.02 * span else 0
+            level = level + 1 if x - last < 0.04 * span else 0
             last = x
-            ax.annotate(str(i), (x, 1.0), xycoords=("data", "axes fraction"), xytext=(4 * level, 2 + 9 * level),
+            ax.annotate(str(i), (x, 1.0), xycoords=("data", "axes fraction"), xytext=(7 * level, 2 + 9 * level),
                         textcoords="offset points", color=COLORS["timeouts"], fontsize=8, ha="center", va="bottom")
 
 
@@ -230,9 +230,11 @@ def plot_timelines(run: Run, *, alarms: bool = True):
     if math.isfinite(bound):
         a.axhline(bound, color=COLORS["queue"], lw=0.8, ls="-.", label="all log queues full")
     decorate(a, xlabel="time (min)", ylabel="call logs (million)", ylim=(0, None))
-    a.legend(loc="upper left", fontsize=7)
     a2 = a.twinx()
-    a2.plot(t, w["scans_running"] / 1e3, color=COLORS["timeouts"], lw=1.5, ls=":")
+    a2.plot(t, w["scans_running"] / 1e3, color=COLORS["timeouts"], lw=1.5, ls=":", label="full scans (right axis)")
+    h1, l1 = a.get_legend_handles_labels()
+    h2, l2 = a2.get_legend_handles_labels()
+    a.legend(h1 + h2, l1 + l2, loc="upper left", fontsize=7)
     a2.set_ylabel("full scans mysql runs (thousand)", color=COLORS["timeouts"], fontsize=8)
     a2.tick_params(axis="y", colors=COLORS["timeouts"], labelsize=8)
     a2.set_ylim(0, None)
