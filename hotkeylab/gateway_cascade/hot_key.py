@@ -8,7 +8,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..sim import make_rng
+from ..sim import PoissonSource, make_rng
 from ..validate import check_choice, check_int, check_number
 from .closed_form import coalesced_rate_per_s
 
@@ -44,12 +44,12 @@ class KeyFetches:
 
 
 def _arrival_times(rng, rate_per_s: float, horizon_ms: float, first_block: int) -> np.ndarray:
-    """Poisson arrival times in ``[0, horizon_ms)``: gaps drawn in blocks (the first of
-    ``first_block``) until the horizon is passed."""
-    mean_ms = 1000.0 / rate_per_s
+    """Poisson arrival times in ``[0, horizon_ms)``: gaps (:class:`hotkeylab.sim.PoissonSource`)
+    drawn in blocks (the first of ``first_block``) until the horizon is passed."""
+    source = PoissonSource(rng, rate_per_s)
     blocks, t_last = [], 0.0
     while t_last < horizon_ms:
-        times = t_last + np.cumsum(rng.exponential(mean_ms, size=first_block if not blocks else 4096))
+        times = t_last + np.cumsum(source.gaps(first_block if not blocks else 4096))
         blocks.append(times)
         t_last = float(times[-1])
     times = blocks[0] if len(blocks) == 1 else np.concatenate(blocks)

@@ -15,7 +15,16 @@ from dataclasses import dataclass, field
 import numpy as np
 import simpy
 
-from ..sim import Ledger, Outcome, Recorder, RunStatus, check_seed, make_rng, run_bounded
+from ..sim import (
+    Ledger,
+    Outcome,
+    PoissonSource,
+    Recorder,
+    RunStatus,
+    check_seed,
+    make_rng,
+    run_bounded,
+)
 from ..validate import check_int
 from .limiters import ChannelBucket, ReservationLimiter, refill
 from .results import Run
@@ -132,16 +141,17 @@ class _Gate:
 
 
 def source(env: simpy.Environment, gate: _Gate, rng: np.random.Generator):
-    """User requests: a Poisson stream at ``offered_per_s``; each goes down the key2 path with
-    probability ``key2_share`` and spawns one :func:`request` goroutine. Stops when
-    ``gate.max_blocked`` requests are blocked at once: the access layer is OOM-killed."""
+    """User requests: a Poisson stream at ``offered_per_s`` (:class:`hotkeylab.sim.PoissonSource`);
+    each goes down the key2 path with probability ``key2_share`` and spawns one :func:`request`
+    goroutine. Stops when ``gate.max_blocked`` requests are blocked at once: the access layer is
+    OOM-killed."""
     sc = gate.sc
     if sc.offered_per_s == 0:
         return
-    mean_gap = 1000.0 / sc.offered_per_s
+    arrivals = PoissonSource(rng, sc.offered_per_s)
     block = 4096
     while True:
-        gaps = rng.exponential(mean_gap, block)
+        gaps = arrivals.gaps(block)  # the next 4096 gaps, then which key each request takes
         keys = rng.random(block) < sc.key2_share
         for gap, is_key2 in zip(gaps.tolist(), keys.tolist(), strict=True):
             yield env.timeout(gap)

@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 import simpy
 
-from ..sim import Ledger, Recorder, make_rng
+from ..sim import Ledger, PoissonSource, Recorder, make_rng
 from .closed_form import (
     gc_fraction,
 )
@@ -125,7 +125,8 @@ class Machine:
         self.env, self.sc = env, sc
         self.timer_worker = timer_worker  # the wheel's worker, an actor of the model: started by the first call
         streams = make_rng(seed).spawn(4)
-        self.gap = _Blocks(streams[0], "exp", 1000.0 / sc.rate_per_s)
+        self.arrivals = PoissonSource(streams[0], sc.rate_per_s, block=4096)  # upstream requests
+        self.gap = self.arrivals.next_gap
         self.u_serve = _Blocks(streams[1], "uniform")
         self.u_route = _Blocks(streams[2], "uniform")
         self.service = _Blocks(streams[3], "exp", sc.service_ms)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..sim import make_rng
+from ..sim import PoissonSource, make_rng
 from ..validate import check_int, check_number
 from .closed_form import wheel_span_ms
 from .scenario import (
@@ -53,8 +53,9 @@ def _calls(rng, rate_per_s: float, timeout_ms: float, long_timeout_ms: float, lo
     """Calls arriving at ``rate_per_s`` (Poisson): ``(issue time, timeout)`` pairs, a share
     ``long_share`` of them with ``long_timeout_ms``, the others ``timeout_ms``."""
     t = 0.0
+    gaps = PoissonSource(rng, rate_per_s, block=1)  # one gap at a time: each call also draws its timeout
     while True:
-        t += rng.exponential(1000.0 / rate_per_s)
+        t += gaps.next_gap()
         yield t, (long_timeout_ms if rng.random() < long_share else timeout_ms)
 
 

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 import simpy
 
-from ..sim import Ledger, Recorder, RunStatus, check_seed, make_rng, run_bounded
+from ..sim import Ledger, PoissonSource, Recorder, RunStatus, check_seed, make_rng, run_bounded
 from ..validate import check_int
 from .closed_form import (
     batch_time_ms,
@@ -230,9 +230,9 @@ def business_traffic(env: simpy.Environment, m: _Model, rng: np.random.Generator
     sc = m.sc
     if sc.business_per_s <= 0:
         return
-    gap = 1000.0 / sc.business_per_s
+    gaps = PoissonSource(rng, sc.business_per_s, block=1)  # one gap at a time: each query then draws its work
     while True:
-        yield env.timeout(rng.exponential(gap))
+        yield env.timeout(gaps.next_gap())
         env.process(business_query(env, m, rng.exponential(sc.business_ms)))
 
 
