@@ -24,6 +24,17 @@ def _legend_right(ax, **kw):
     ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=8, **kw)
 
 
+def _finish_pair(axes, ylabels, horizon_ms):
+    """Labels, legends right of the panels and the time axis of a two-panel timeline."""
+    a0, a1 = axes
+    decorate(a0, ylabel=ylabels[0], legend=False)
+    decorate(a1, xlabel="time (s)", ylabel=ylabels[1], legend=False)
+    _legend_right(a0)
+    _legend_right(a1)
+    a1.set_xlim(0, horizon_ms / 1000)
+    return axes
+
+
 def _log_ms_ticks(ax, axis="y", mantissas=(1, 2, 5)):
     """Plain-number ticks (1, 2, 5, 10, 20, 50, …) on a log axis in ms."""
     from matplotlib.ticker import FixedLocator, NullFormatter, NullLocator, StrMethodFormatter
@@ -56,12 +67,7 @@ def plot_retry(runs: dict, axes=None):
     for ax in axes:
         shade(ax, [(sc.fault_start_ms / 1000, sc.fault_end_ms / 1000)], label="backend fault")
         ax.set_ylim(bottom=0)
-    decorate(a0, ylabel="calls to backend/s", legend=False)
-    decorate(a1, xlabel="time (s)", ylabel="users served/s", legend=False)
-    _legend_right(a0)
-    _legend_right(a1)
-    a1.set_xlim(0, sc.horizon_ms / 1000)
-    return axes
+    return _finish_pair(axes, ("calls to backend/s", "users served/s"), sc.horizon_ms)
 
 
 def plot_failover(crash: Run, surge: Run, axes=None):
@@ -244,12 +250,7 @@ def plot_pool_runs(runs: dict, axes=None):
             shade(ax, [(sc0.hang_start_ms / 1000, min(sc0.hang_end_ms, sc0.horizon_ms) / 1000)],
                   label=f"{sc0.hang_share:.0%} of calls hang")
         ax.set_ylim(bottom=0)
-    decorate(a0, ylabel="answered ok/s", legend=False)
-    decorate(a1, xlabel="time (s)", ylabel="user's mean wait (s)", legend=False)
-    _legend_right(a0)
-    _legend_right(a1)
-    a1.set_xlim(0, sc0.horizon_ms / 1000)
-    return axes
+    return _finish_pair(axes, ("answered ok/s", "user's mean wait (s)"), sc0.horizon_ms)
 
 
 def plot_sequence(run: Run, ax=None):
