@@ -304,9 +304,10 @@ def test_exercise_ids_registered():
 def test_expected_answers_come_from_the_package():
     r = ex.retries_within(ex.PATIENCE_MS)
     assert r == 3
-    mu = capacity.tps_ceiling(SEED_INCIDENT.batch_ms)
+    mu_c = capacity.tps_ceiling(SEED_INCIDENT.cross_batch_ms)  # exercise 1: one owner in C alone
     lam = ex.band_edge_at_patience()
-    assert capacity.batcher_batch_rate((r + 1) * lam) == pytest.approx(mu, rel=1e-6)
+    assert capacity.batcher_batch_rate((r + 1) * lam) == pytest.approx(mu_c, rel=1e-6)
+    mu = capacity.tps_ceiling(SEED_INCIDENT.batch_ms)
     n_bar = (16.0 + ex4a.FAR_BATCH_MS) / 2
     assert ex4a.limit_for_far_owner() == math.floor((200 - 20 - n_bar) / n_bar)
     assert ex.drain_with_partial_degrade_s() == pytest.approx(
@@ -341,7 +342,8 @@ def test_right_answer_ok_wrong_answer_specific(exercise_id, right, wrong):
 
 
 def test_feedback_names_the_mistake():
-    assert "one retry" in check("04.band_edge_patience", lesson.band_user_rates(retries=1)[0]).message
+    assert "one retry" in check("04.band_edge_patience", closed_form.band_user_rates(ex._C_ONLY, retries=1)[0]).message
+    assert "B's N" in check("04.band_edge_patience", closed_form.band_user_rates(SEED_INCIDENT, retries=3)[0]).message
     assert "M / N̄" in check("04a.limit_far_owner", 6).message
     assert "round down" in check("04a.limit_far_owner", 5.5).message
     assert "largest" in check("04a.limit_far_owner", 3).message
@@ -403,3 +405,42 @@ def test_queue_axes_tick_only_at_powers_of_ten():
         assert locs and all(math.isclose(math.log10(y), round(math.log10(y))) for y in locs), locs
         assert "0" not in labels and "$\\mathdefault{0}$" not in labels, labels
         assert "floor = 0" in ax.get_ylabel()
+
+
+def _nb04_prose() -> str:
+    """Notebook 04's markdown cells, whitespace collapsed (a phrase may break across lines)."""
+    import json
+    from pathlib import Path
+
+    nb = json.loads((Path(__file__).parent.parent / "notebooks" / "04_metastable_retry_storm.ipynb").read_text())
+    return " ".join(" ".join("".join(c["source"]).split()) for c in nb["cells"] if c["cell_type"] == "markdown")
+
+
+def test_worked_numbers_in_the_prose_come_from_the_scenario():
+    """The few numbers notebook 04's markdown works through by hand (so the reader sees the arithmetic)
+    must be the scenario's and the closed forms': this recomputes each and finds it in the text."""
+    sc = SEED_INCIDENT
+    text = _nb04_prose()
+    lam, T, M, N, NC = sc.user_rate_per_s, sc.batch_max_wait_ms, sc.timeout_ms, sc.batch_ms, sc.cross_batch_ms
+    P, cap = sc.retry.patience_ms, sc.retry.cap_ms
+    lt = lam * T / 1000
+    R = math.floor(P / M)
+    assert R == closed_forms(sc)["attempts_per_request_stuck"] - 1
+    phrases = [
+        f"At {lam:.0f} requests/s, λT = {lt:g} rows",
+        f"{lt + 1:g} rows per batch, so batches/s ≈ {lam:.0f} / {lt + 1:g} ≈ {lam / (lt + 1):.0f}",
+        f"At the peak λT = {lt * sc.peak.factor:g}",
+        f"more than {P:g} ms after the first, so R = ⌊{P:g}/{M:g}⌋ = {R}",
+        f"within 0–{cap:g} ms",
+        f"3 × N = {3 * N:g} ms",
+        f"{lam / (R + 1):.0f} users/s each sent twice are {lam:.0f} attempts/s",
+        f"After a {M:g} ms timeout a retry still fits the {P:g} ms patience only if its delay is below {P - M:g} ms",
+        f"between 0 and {cap:g}·f ms that happens with probability min(1, {(P - M) / cap:g}/f)",
+        f"N̄ = {(N + NC) / 2:g} ms",
+        f"| N | time of one merged commit (合并提交), the lock held | {N:g} ms in B, {NC:g} ms from C |",
+        f"37 (C alone, 1000/{NC:g})",
+    ]
+    assert R + 1 == 2  # "each sent twice"
+    assert round(1000 / NC) == 37
+    missing = [p for p in phrases if p not in text]
+    assert not missing, missing
