@@ -14,7 +14,8 @@
   shorter than one service); never NaN; tables show it as "no data", figures skip it (:func:`plottable`).
 - :class:`PoissonSource`: Poisson arrival gaps drawn lazily in blocks of a chosen size, so memory
   stays bounded whatever the rate, and a model keeps the order in which it draws from its RNG.
-- :func:`window_percentiles`: per-window percentiles of a value (latency, age) by event time.
+- :func:`window_percentiles`, :func:`window_means`: per-window percentiles and means of a value
+  (latency, age) by event time.
 
 Times are in milliseconds throughout; :attr:`Recorder.t_s` gives window starts in seconds for plots.
 """
@@ -50,6 +51,7 @@ __all__ = [
     "Summary",
     "Run",
     "PoissonSource",
+    "window_means",
     "window_percentiles",
 ]
 
@@ -347,6 +349,24 @@ class PoissonSource:
         return np.asarray(out, dtype=float)
 
 
+def _window_slices(t_ms, values, window_ms: float, n_windows: int):
+    """``(window index, that window's values)`` for every window holding an event, the values in
+    their input order: the grouping shared by :func:`window_percentiles` and :func:`window_means`."""
+    w = check_number("window_ms", window_ms, low=0.0, low_open=True)
+    n = check_int("n_windows", n_windows, low=1, high=MAX_WINDOWS)
+    t = np.asarray(t_ms, dtype=float)
+    v = np.asarray(values, dtype=float)
+    if t.shape != v.shape:
+        raise ValueError(f"t_ms and values must have the same length, got {t.size} and {v.size}")
+    idx = np.floor_divide(t, w)
+    inside = (idx >= 0) & (idx < n)
+    idx, v = idx[inside].astype(np.int64), v[inside]
+    order = np.argsort(idx, kind="stable")
+    idx, v = idx[order], v[order]
+    cuts = np.searchsorted(idx, np.arange(n + 1))
+    return n, [(i, v[cuts[i]:cuts[i + 1]]) for i in np.flatnonzero(np.diff(cuts))]
+
+
 def window_percentiles(t_ms, values, window_ms: float, n_windows: int, qs=(50, 99), empty=math.nan):
     """Per-window percentiles of ``values`` grouped by the window of their event time ``t_ms``.
 
@@ -354,20 +374,19 @@ def window_percentiles(t_ms, values, window_ms: float, n_windows: int, qs=(50, 9
     (say which marker in the plot that reads it). Events outside ``[0, n_windows × window_ms)``
     are ignored.
     """
-    w = check_number("window_ms", window_ms, low=0.0, low_open=True)
-    n = check_int("n_windows", n_windows, low=1, high=MAX_WINDOWS)
-    t = np.asarray(t_ms, dtype=float)
-    v = np.asarray(values, dtype=float)
-    if t.shape != v.shape:
-        raise ValueError(f"t_ms and values must have the same length, got {t.size} and {v.size}")
     q = [check_number("qs", x, low=0.0, high=100.0) for x in qs]
+    n, groups = _window_slices(t_ms, values, window_ms, n_windows)
     out = np.full((len(q), n), float(empty))
-    idx = np.floor_divide(t, w)
-    inside = (idx >= 0) & (idx < n)
-    idx, v = idx[inside].astype(np.int64), v[inside]
-    order = np.argsort(idx, kind="stable")
-    idx, v = idx[order], v[order]
-    cuts = np.searchsorted(idx, np.arange(n + 1))
-    for i in np.flatnonzero(np.diff(cuts)):
-        out[:, i] = np.percentile(v[cuts[i]:cuts[i + 1]], q)
+    for i, v in groups:
+        out[:, i] = np.percentile(v, q)
+    return out
+
+
+def window_means(t_ms, values, window_ms: float, n_windows: int, empty=math.nan):
+    """Per-window means of ``values`` grouped as in :func:`window_percentiles` (``empty`` where a
+    window has no event)."""
+    n, groups = _window_slices(t_ms, values, window_ms, n_windows)
+    out = np.full(n, float(empty))
+    for i, v in groups:
+        out[i] = v.mean()
     return out

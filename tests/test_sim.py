@@ -346,3 +346,15 @@ def test_poisson_source_gaps_set_rate_and_through_keep_the_stream():
     assert ksim.PoissonSource(make_rng(0), block=1, mean_ms=60_000.0 / 1.75).mean_ms == 60_000.0 / 1.75
     with pytest.raises(ValueError, match="rate_per_s"):
         ksim.PoissonSource(make_rng(0), 10.0).set_rate(-1.0)
+
+
+def test_window_means_group_like_the_percentiles():
+    """Means by event-time window: the same grouping as the percentiles, ``empty`` where a window
+    has no event, events outside the windows ignored, a length mismatch a ValueError."""
+    t = np.array([1.0, 12.0, 3.0, 15.0, 29.0, 45.0])
+    v = np.array([2.0, 10.0, 4.0, 20.0, 7.0, 1.0])
+    m = sim.window_means(t, v, 10.0, 4, empty=-1.0)
+    assert m.tolist() == [3.0, 15.0, 7.0, -1.0]
+    assert np.isnan(sim.window_means([], [], 10.0, 2)).all()
+    with pytest.raises(ValueError, match="same length"):
+        sim.window_means(t, v[:2], 10.0, 3)

@@ -24,6 +24,8 @@ from ..sim import (
     check_seed,
     make_rng,
     run_bounded,
+    window_means,
+    window_percentiles,
 )
 from ..validate import check_int
 from .limiters import ChannelBucket, ReservationLimiter, refill
@@ -229,26 +231,11 @@ def _level_windows(starts, ends, window_ms, n, t_end_ms):
 
 
 def _window_stats(done_ms, sojourn_ms, window_ms, n):
-    """Mean, p50 and p99 of the time in the gate of the requests finishing in each window."""
-    mean = np.full(n, np.nan)
-    p50 = np.full(n, np.nan)
-    p99 = np.full(n, np.nan)
+    """Mean, p50 and p99 of the time in the gate of the requests finishing in each window (NaN where
+    none finishes), grouped by the kernel (:func:`hotkeylab.sim.window_percentiles`)."""
     m = ~np.isnan(done_ms)
-    if not m.any():
-        return mean, p50, p99
-    idx = (done_ms[m] // window_ms).astype(int)
-    soj = sojourn_ms[m]
-    keep = idx < n
-    idx, soj = idx[keep], soj[keep]
-    order = np.argsort(idx, kind="stable")
-    idx, soj = idx[order], soj[order]
-    bounds = np.searchsorted(idx, np.arange(n + 1))
-    for w in range(n):
-        a, b = bounds[w], bounds[w + 1]
-        if b > a:
-            mean[w] = soj[a:b].mean()
-            p50[w], p99[w] = np.percentile(soj[a:b], [50, 99])
-    return mean, p50, p99
+    p50, p99 = window_percentiles(done_ms[m], sojourn_ms[m], window_ms, n)
+    return window_means(done_ms[m], sojourn_ms[m], window_ms, n), p50, p99
 
 
 def simulate(
