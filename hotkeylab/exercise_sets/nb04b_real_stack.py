@@ -15,28 +15,32 @@ def _run(turn: str):
     return next(r for r in compare.load_runs()[1] if r.turn == turn and r.repeat == 0)
 
 
-@numeric("04b.drain_after_degrade", rel=0.03, unit="s",
-         hint="With no new users and retries dying out within one patience, B commits 1000 / N_B batches "
-         "per second and nothing joins: Q / (1000 / N_B).")  # fmt: skip
-def drain_after_degrade() -> float:
-    """Seconds for server B to empty its queue once the upstream is cut, from the queue measured in
-    the window where the degrade starts and B's measured merged-commit time."""
+@numeric("04b.drain_in_turns", rel=0.03, unit="s",
+         hint="Both servers commit on the one hot row, one batch at a time: each of B's batches holds the lock "
+         "N_B, each of C's N_C, and nothing joins once the upstream is cut: Q_B × N_B + Q_C × N_C.")  # fmt: skip
+def drain_in_turns() -> float:
+    """Seconds until B and C have committed everything queued once the upstream is cut, from the
+    queues measured in the window where the degrade starts: B's at N_B each, and C's backlog at N_C
+    each, since C's thread takes the hot row's lock in turns with B until its backlog is gone."""
     run = _run("degrade")
     sc = run.scenario
     t = np.asarray(run.windows["t"])
     k = int(np.searchsorted(t, sc.degrade.start_ms / 1000.0))
-    q = float(run.windows["queue"][k])
-    return q / capacity.tps_ceiling(run.batch_ms_b)
+    qb, qc = float(run.windows["queue_b"][k]), float(run.windows["queue_c"][k])
+    return (qb * run.batch_ms_b + qc * run.batch_ms_c) / 1000.0
 
 
-@numeric("04b.cross_one_batcher", rel=0.03, unit="s",
-         hint="M/N with the measured N_B, divided by the growth with one shared batcher: the users' batches "
-         "at the peak, capacity.batcher_batch_rate(λ × 1.2, K, T), minus 1000 / mean(N_B, N_C).")  # fmt: skip
-def cross_one_batcher() -> float:
+@numeric("04b.cross_one_batcher_peak10", rel=0.03, unit="s",
+         hint="M/N with the measured N_B, divided by the growth with one shared batcher at a +10% peak: "
+         "capacity.batcher_batch_rate(λ × 1.1, K, T) minus 1000 / mean(N_B, N_C).")  # fmt: skip
+def cross_one_batcher_peak10() -> float:
     """Seconds after C becomes an owner until the queue passes M/N in the stuck turn if B and C
-    shared ONE batcher (04's model), growing at the closed-form rate from the start, before any retry."""
+    shared ONE batcher (04's model) and the peak were +10% instead of +20%, growing at the
+    closed-form rate from the start, before any retry."""
     from ..stack_lab import compare
 
     run = _run("stuck")
-    crit = capacity.critical_queue_length(run.scenario.timeout_ms, run.batch_ms_b)
-    return crit / compare.growth_closed_form(run, servers=1)
+    sc = compare.model_scenario(run)
+    crit = capacity.critical_queue_length(sc.timeout_ms, sc.batch_ms)
+    mu = capacity.alternating_owners_tps([sc.batch_ms, sc.cross_batch_ms])
+    return crit / (compare.batch_demand(sc, sc.user_rate_per_s * 1.1) - mu)

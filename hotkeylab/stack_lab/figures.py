@@ -53,23 +53,33 @@ def turn_panels(run, models, axes, *, legend: bool = False):
     mt = np.asarray(models[0].windows["t"]) + sc.window_ms / 2000.0
     _shade(top, sc, horizon_s)
     _shade(bot, sc, horizon_s)
-    top.plot(t, w["attempts"], color=COLORS["retries"], lw=1.5, label="attempts/s = users + retries (measured)")
-    top.plot(t, w["offered"], color=COLORS["offered"], lw=2, label="user requests/s (measured)")
-    top.plot(t, w["goodput"], color=COLORS["goodput"], lw=2, label="goodput/s (measured)")
+    # measured lines are drawn above the model's (zorder), so a measured line the model matches stays visible
+    top.plot(t, w["attempts"], color=COLORS["retries"], lw=1.5, zorder=4, label="attempts/s = users + retries (measured)")
+    top.plot(t, w["offered"], color=COLORS["offered"], lw=2, zorder=4, label="user requests/s (measured)")
+    top.plot(t, w["goodput"], color=COLORS["goodput"], lw=2.2, zorder=5, label="goodput/s (measured)")
     _band(top, mt, models, "goodput", "goodput/s, model median")
     top.plot(mt, np.median(_model_stack(models, "attempts"), axis=0), color=COLORS["retries"], ls="--", lw=1,
-             label="attempts/s, model median")
-    bot.plot(t, w["queue"], color=COLORS["queue"], lw=2, label="queue, B + C (measured)")
+             zorder=3, label="attempts/s, model median")
+    bot.plot(t, w["queue"], color=COLORS["queue"], lw=2, zorder=4, label="queue, B + C (measured)")
     _band(bot, mt, models, "queue", "queue, model median")
     crit = capacity.critical_queue_length(sc.timeout_ms, run.batch_ms_b)
     bot.axhline(crit, color=COLORS["capacity"], ls=":", lw=1.5, label="M/N = M / N_B (the run's measured N_B)")
     if sc.queue_limit is not None and sc.queue_limit < crit:
         lim = sc.queue_limit
-        bot.plot(t, w["queue_b"], color=COLORS["queue"], lw=1, ls="-.", label="queue of B alone (measured)")
+        bot.plot(t, w["queue_b"], color=COLORS["queue"], lw=1, ls="-.", zorder=4, label="queue of B alone (measured)")
         bot.axhline(lim, color=COLORS["rejected"], ls="--", lw=1.2, label=f"QueueMaxSize = {lim} per server")
-        bot.axhline(2 * lim, color=COLORS["rejected"], ls=":", lw=1.2, label=f"both servers full = {2 * lim}")
-        bot.set_ylim(0, 1.3 * max(crit, 2 * lim))
-        bot.text(0.98, 0.95, "own queue scale", transform=bot.transAxes, ha="right", va="top", fontsize=8)
+        bot.axhline(2 * lim, color=COLORS["rejected"], ls=(0, (1, 3)), lw=1.2, label=f"both servers full = {2 * lim}")
+        bot.set_ylim(0, 1.45 * max(crit, 2 * lim))
+        # labels on the lines themselves: M/N above its line, the two-server bound below its own, so
+        # two lines a fraction of a batch apart are still told apart
+        lab = {"transform": bot.get_yaxis_transform(), "ha": "right", "fontsize": 7,
+               "bbox": {"facecolor": "white", "alpha": 0.8, "lw": 0, "pad": 0.5}}
+        hi_first = crit >= 2 * lim
+        bot.text(0.99, crit, f"M/N = {crit:.2f}", va="bottom" if hi_first else "top", color=COLORS["capacity"], **lab)
+        bot.text(0.99, 2 * lim, f"both full = {2 * lim}", va="top" if hi_first else "bottom",
+                 color=COLORS["rejected"], **lab)
+        bot.text(0.99, lim, f"QueueMaxSize = {lim}", va="bottom", color=COLORS["rejected"], **lab)
+        bot.text(0.02, 0.95, "own queue scale", transform=bot.transAxes, ha="left", va="top", fontsize=8)
     top.text(0.02, 0.95, TURN_LABELS[run.turn], transform=top.transAxes, va="top", fontsize=8,
              bbox={"facecolor": "white", "alpha": 0.8, "lw": 0})
     top.set_xlim(0, horizon_s)
@@ -106,6 +116,9 @@ def four_turns(runs, comparisons):
             axes[1, k].sharey(axes[1, shared[0]])
     for k, (run, cmp) in enumerate(zip(runs, comparisons, strict=True)):
         turn_panels(run, cmp["models"], (axes[0, k], axes[1, k]))
+    # headroom above the highest line of the top row (it shares one y axis), so no line touches the top
+    ymax = max(float(np.nanmax(ln.get_ydata())) for ax in axes[0] for ln in ax.get_lines() if len(ln.get_ydata()))
+    axes[0, 0].set_ylim(0, 1.12 * ymax)
     for row in axes:  # one legend per row, with every entry of every column (the last turn has no degrade)
         handles, labels = legend_entries(row)
         row[-1].legend(handles, labels, loc="upper left", bbox_to_anchor=(1.02, 1.0), fontsize=8)
