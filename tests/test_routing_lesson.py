@@ -78,3 +78,32 @@ def test_transient_figure_shows_both_means_apart():
     assert any(f"{100 * run.share_key_time:.2f}%" in s for s in labels)  # the numbers are on the figure
     (inset,) = ax.child_axes
     assert inset.get_ylim()[1] < 0.5 * ax.get_ylim()[1]  # zoomed in on the two means
+
+
+def test_backlog_exercise_prints_what_it_needs_and_names_the_rough_roads():
+    """The answer divides by demand − capacity, a small difference: the approximation 1/(1/λ + T) and
+    the seed's rounded 46 TPS are named mistakes, and the two-decimal printed inputs are accepted."""
+    r_exact, r_approx = ex.peak30_batch_rates()
+    lam = ex.PEAK_30 * SEED_INCIDENT.rate_per_s
+    assert r_exact == pytest.approx(capacity.batcher_batch_rate(lam))
+    assert r_approx < r_exact
+    result = check("03.backlog_seconds", ex._backlog_seconds_approx_rate())
+    assert not result.ok and "1/(1/λ + T)" in result.message
+    result = check("03.backlog_seconds", ex._backlog_seconds_rounded_capacity())
+    assert not result.ok and "46" in result.message
+    threshold = round(ex._threshold_two_owners(), 2)
+    cap = round(capacity.alternating_owners_tps(SEED_INCIDENT.owners_ms), 2)
+    assert check("03.backlog_seconds", threshold / (round(r_exact, 2) - cap)).ok
+
+
+def test_band_map_labels_of_one_share_do_not_stack():
+    po = routing.PER_OWNER
+    shared_v = routing.band_verdicts(SEED_INCIDENT, [600.0], seeds=2, duration_s=5.0)
+    c = 0.05
+    loads = [220.0, 240.0, 300.0]  # the first two within a factor 1.45: their labels go to opposite sides
+    per_owner_v = [(c, v) for v in routing.band_verdicts(replace(po, split=(1 - c, c)), loads, seeds=2,
+                                                          duration_s=5.0)]
+    _, right = routing.plot_band_map(SEED_INCIDENT, po, shared_v, per_owner_v)
+    sides = {a.xy[1]: a.get_ha() for a in right.texts}
+    assert sides[220.0] != sides[240.0]
+    assert all(a.get_bbox_patch() is not None for a in right.texts)

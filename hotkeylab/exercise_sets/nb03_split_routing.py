@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from dataclasses import replace
 
 from .. import capacity, routing
@@ -95,15 +96,46 @@ def remap_modulo_12() -> float:
     return routing.remap_fraction_closed(12, "modulo")
 
 
+def peak30_batch_rates() -> tuple[float, float]:
+    """Batches/s at the +30% peak: exact (``capacity.batcher_batch_rate``) and the text's
+    approximation 1/(1/λ + T), which counts every batch as open for the full timer."""
+    sc = routing.SEED_INCIDENT
+    lam = PEAK_30 * sc.rate_per_s
+    return capacity.batcher_batch_rate(lam, sc.max_rows, sc.max_wait_ms), 1.0 / (1.0 / lam + sc.max_wait_ms / 1000)
+
+
+def _backlog_seconds_approx_rate() -> float:
+    """The answer of someone who used r ≈ 1/(1/λ + T) for the +30% demand."""
+    sc = routing.SEED_INCIDENT
+    growth = capacity.queue_growth_rate(peak30_batch_rates()[1], 0.0, capacity.alternating_owners_tps(sc.owners_ms))
+    return _threshold_two_owners() / growth
+
+
+def _backlog_seconds_rounded_capacity() -> float:
+    """The answer of someone who took the seed's rounded 46 TPS as the capacity."""
+    capacity_46 = float(math.floor(capacity.alternating_owners_tps(routing.SEED_INCIDENT.owners_ms)))
+    return _threshold_two_owners() / (peak30_batch_rates()[0] - capacity_46)
+
+
 @numeric("03.backlog_seconds", rel=0.05, unit="s",
-         hint="Threshold (M − T − N)/N with N the mean batch time, divided by demand − capacity in batches/s.",
+         hint=("Threshold (M − T − N)/N with N the mean batch time, divided by demand − capacity in batches/s. "
+               "Use the exact +30% rate printed under the question, to two decimals: demand − capacity is a small "
+               "difference of two nearly equal rates, so an error that is small on r (such as the approximation "
+               "1/(1/λ + T)) is large on the difference and on the answer."),
          mistakes=lambda: [
              Mistake(backlog_seconds_seed_rule(), rel=0.03, message=(
                  "That is the seed's M/N. A request also waits up to T in the batcher and then for its own "
                  "commit: use (M − T − N)/N.")),
              Mistake(_backlog_seconds_seed_peak(), rel=0.03, message=(
                  "That is the +20% peak printed above. At +30% the batcher makes more batches: "
-                 "compute r(1.3 λ) with capacity.batcher_batch_rate.")),
+                 "use r(1.3 λ), printed under the question.")),
+             Mistake(_backlog_seconds_approx_rate(), rel=0.05, message=(
+                 "That uses r ≈ 1/(1/λ + T). At +30% more batches fill their 20 rows before the timer, so the "
+                 "approximation undercounts r, and the answer divides by demand − capacity, a small difference "
+                 "that the error swamps. Use the exact rate printed under the question.")),
+             Mistake(_backlog_seconds_rounded_capacity(), rel=0.05, message=(
+                 "That takes the seed's rounded 46 TPS as the capacity. The answer divides by a small difference, "
+                 "so keep 1000/N̄ unrounded.")),
          ])  # fmt: skip
 def backlog_seconds() -> float:
     """Seconds for the two-owner backlog to reach (M − T − N̄)/N̄ at a +30% peak."""

@@ -82,9 +82,11 @@ def plot_band_map(shared: LockScenario, per_owner: LockScenario, shared_verdicts
     show both (markers), with the closed-form band (shaded: with queueing variability; dashed: the
     fluid edges). Right, per-owner batchers: normal load against the share of users in C's region,
     both axes logarithmic, the same two bands, and each simulated point annotated with its count
-    of seeds. Dotted: above it, even one owner in B would not carry the peak."""
+    of seeds (a point's label sits left of it when the point below it at the same share is close, so
+    the labels of one share do not stack). Dotted: the load at which even one owner in B is at
+    ρ = 1 at the peak."""
     if axes is None:
-        _, axes = plotting.new_figure(1, 2, height=3.6, gridspec_kw={"width_ratios": [1, 3]}, layout="constrained")
+        _, axes = plotting.new_figure(1, 2, height=4.6, gridspec_kw={"width_ratios": [1, 3]}, layout="constrained")
     left, right = axes
     shade = dict(color=plotting.COLORS["owner_c"], alpha=0.3, lw=0)
     fluid = dict(color=plotting.COLORS["formula"], ls="--", lw=1.2)
@@ -96,10 +98,12 @@ def plot_band_map(shared: LockScenario, per_owner: LockScenario, shared_verdicts
         left.axhline(y, **fluid, label="fluid closed form" if k == 0 else None)
     left.plot([v.both / v.n for v in shared_verdicts], [v.rate_per_s for v in shared_verdicts], "o",
               color=plotting.COLORS["capacity"], ms=6, label=f"simulated (label: seeds dormant,\nthen tipped, of {shared_verdicts[0].n})")
+    label_box = dict(facecolor="white", alpha=0.85, lw=0, pad=0.5)
     for v in shared_verdicts:
         right_side = v.both > v.n / 2
         left.annotate(f"{v.both}/{v.n}", (v.both / v.n, v.rate_per_s), xytext=(-8 if right_side else 8, 0),
-                      textcoords="offset points", fontsize=7, va="center", ha="right" if right_side else "left")
+                      textcoords="offset points", fontsize=7, va="center", ha="right" if right_side else "left",
+                      bbox=label_box)
     loads = [v.rate_per_s for v in shared_verdicts]
     left.set_ylim(min(min(loads), lo) * 0.96, max(max(loads), hi) * 1.04)
     left.set_xlim(-0.08, 1.08)
@@ -115,13 +119,19 @@ def plot_band_map(shared: LockScenario, per_owner: LockScenario, shared_verdicts
     right.plot(cs, flu[:, 0], **fluid, label="fluid closed form (ρ = 1 at normal load or at the peak)")
     right.plot(cs, flu[:, 1], **fluid)
     right.axhline(one_limit, color=plotting.COLORS["formula"], ls=":", lw=1.5,
-                  label="above: one owner in B would not carry the peak either")
-    for c, v in per_owner_verdicts:
+                  label=f"one owner in B at ρ = 1 at the peak ({one_limit:.0f}/s)")
+    placed: dict[float, list[float]] = {}
+    for c, v in sorted(per_owner_verdicts, key=lambda cv: (cv[0], cv[1].rate_per_s)):
         right.plot([c], [v.rate_per_s], "o", color=plotting.COLORS["capacity"], ms=6)
-        right.annotate(f"{v.both}/{v.n}", (c, v.rate_per_s), xytext=(9, 0), textcoords="offset points", fontsize=7,
-                       va="center", bbox=dict(facecolor="white", alpha=0.8, lw=0, pad=0.5))
+        below = placed.setdefault(c, [])
+        crowded = bool(below) and v.rate_per_s / below[-1] < 1.45 and len(below) % 2 == 1
+        below.append(v.rate_per_s)
+        right.annotate(f"{v.both}/{v.n}", (c, v.rate_per_s), xytext=(-9 if crowded else 9, 0),
+                       textcoords="offset points", fontsize=7, va="center", ha="right" if crowded else "left",
+                       bbox=label_box)
     right.plot([], [], "o", color=plotting.COLORS["capacity"], ms=6,
-               label="simulated: seeds dormant, then tipped (of 20)")
+               label=f"simulated: seeds dormant, then tipped (of {per_owner_verdicts[0][1].n})" if per_owner_verdicts
+               else "simulated")
     right.set_xscale("log")
     right.set_yscale("log")
     right.set_xlim(cs[0], cs[-1])
@@ -129,7 +139,7 @@ def plot_band_map(shared: LockScenario, per_owner: LockScenario, shared_verdicts
     right.set_ylabel("normal load (user requests/s)")
     right.set_xlabel("share of users in C's region (per-owner batchers)")
     right.set_title("per-owner batchers", fontsize=9)
-    right.legend(loc="lower left", fontsize=7)
+    right.legend(loc="upper center", bbox_to_anchor=(0.5, -0.2), fontsize=7, frameon=False)
     return axes
 
 
