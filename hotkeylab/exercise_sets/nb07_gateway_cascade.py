@@ -74,10 +74,10 @@ def singleflight_latency() -> float:
 
 
 @numeric("07.scans_to_oom", rel=0.02, unit="scans",
-         hint="Free heap = heap − live data − the full log buffer; each complete scan holds its whole "
+         hint="Free heap = heap − live data − the full log buffer; each scan holds its whole "
          "result set until it returns.")  # fmt: skip
 def scans_to_oom() -> float:
-    """A host's log queue is full. How many complete 5-MB result sets of full scans (a fraction is
+    """A host's log queue is full. How many 5-MB result sets of full scans (a fraction is
     fine) fill the rest of its heap?"""
     free_mb = _SC.heap_mb - _SC.live_mb - _SC.log_buffer_mb
     return free_mb / _SC.full_scan_result_mb
