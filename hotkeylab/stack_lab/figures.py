@@ -10,13 +10,30 @@ with the per-server bound and M/N drawn. :func:`ledger_bars` draws the nothing-l
 
 from __future__ import annotations
 
+import textwrap
+
 import numpy as np
 
 from .. import capacity, plotting
 from ..plotting import COLORS
 from .scenario import TURN_LABELS
 
-__all__ = ["turn_panels", "four_turns", "ledger_bars", "legend_entries"]
+__all__ = ["turn_panels", "four_turns", "ledger_bars", "legend_entries", "TURN_NAMES", "turn_name"]
+
+#: the names the notebook shows: the data key "stuck" (files, code) is shown as "isolated", what was
+#: done to it, so the name does not answer the notebook's prediction 2 before it is asked
+TURN_NAMES = {"healthy": "healthy", "stuck": "isolated", "degrade": "degrade", "bounded": "bounded"}
+
+
+def turn_name(turn: str) -> str:
+    """The name shown for a turn's data key (the key itself when it has no other name)."""
+    return TURN_NAMES.get(turn, turn)
+
+
+def _panel_label(turn: str) -> str:
+    name, label = turn_name(turn), TURN_LABELS[turn]
+    text = label if label.startswith(name) else f"{name}: {label}"
+    return "\n".join(textwrap.wrap(text, 36))
 
 
 #: the model's band (range over its seeds): a colour no shading or measured line uses
@@ -56,7 +73,7 @@ def turn_panels(run, models, axes, *, legend: bool = False):
     # measured lines are drawn above the model's (zorder), so a measured line the model matches stays visible
     top.plot(t, w["attempts"], color=COLORS["retries"], lw=1.5, zorder=4, label="attempts/s = users + retries (measured)")
     top.plot(t, w["offered"], color=COLORS["offered"], lw=2, zorder=4, label="user requests/s (measured)")
-    top.plot(t, w["goodput"], color=COLORS["goodput"], lw=2.2, zorder=5, label="goodput/s (measured)")
+    top.plot(t, w["goodput"], color=COLORS["goodput"], lw=2.2, zorder=6, label="goodput/s (measured)")
     _band(top, mt, models, "goodput", "goodput/s, model median")
     top.plot(mt, np.median(_model_stack(models, "attempts"), axis=0), color=COLORS["retries"], ls="--", lw=1,
              zorder=3, label="attempts/s, model median")
@@ -80,7 +97,20 @@ def turn_panels(run, models, axes, *, legend: bool = False):
                  color=COLORS["rejected"], **lab)
         bot.text(0.99, lim, f"QueueMaxSize = {lim}", va="bottom", color=COLORS["rejected"], **lab)
         bot.text(0.02, 0.95, "own queue scale", transform=bot.transAxes, ha="left", va="top", fontsize=8)
-    top.text(0.02, 0.95, TURN_LABELS[run.turn], transform=top.transAxes, va="top", fontsize=8,
+    if sc.queue_limit is not None and sc.queue_limit < crit and sc.second_owner is not None:
+        # the measured goodput while C is an owner lies on the floor of the panel: say what it is there
+        so = sc.second_owner
+        t0, t1 = so.start_ms / 1e3, min(so.end_ms / 1e3, horizon_s)
+        inside = (np.asarray(w["t"]) >= t0) & (np.asarray(w["t"]) < t1)
+        off = float(np.sum(np.asarray(w["offered"])[inside]))
+        share = float(np.sum(np.asarray(w["goodput"])[inside])) / off if off > 0 else float("nan")
+        # the text sits right of the trigger, where the panel is empty after the isolation
+        top.annotate(f"measured goodput\nwhile C owns: {share:.1%}\nof user requests", xy=((t0 + t1) / 2, 0.0),
+                     xytext=(t1 + 0.35 * (horizon_s - t1), 0.5), textcoords=("data", "axes fraction"), ha="center",
+                     fontsize=7, color=COLORS["goodput"], zorder=7,
+                     arrowprops={"arrowstyle": "->", "color": COLORS["goodput"], "lw": 1},
+                     bbox={"facecolor": "white", "alpha": 0.85, "lw": 0, "pad": 0.5})
+    top.text(0.02, 0.95, _panel_label(run.turn), transform=top.transAxes, va="top", fontsize=8,
              bbox={"facecolor": "white", "alpha": 0.8, "lw": 0})
     top.set_xlim(0, horizon_s)
     bot.set_xlim(0, horizon_s)
@@ -118,7 +148,8 @@ def four_turns(runs, comparisons):
         turn_panels(run, cmp["models"], (axes[0, k], axes[1, k]))
     # headroom above the highest line of the top row (it shares one y axis), so no line touches the top
     ymax = max(float(np.nanmax(ln.get_ydata())) for ax in axes[0] for ln in ax.get_lines() if len(ln.get_ydata()))
-    axes[0, 0].set_ylim(0, 1.12 * ymax)
+    # and a little room below zero, so a line at zero (goodput in a storm) is drawn above the axis, not on it
+    axes[0, 0].set_ylim(-0.03 * ymax, 1.12 * ymax)
     for row in axes:  # one legend per row, with every entry of every column (the last turn has no degrade)
         handles, labels = legend_entries(row)
         row[-1].legend(handles, labels, loc="upper left", bbox_to_anchor=(1.02, 1.0), fontsize=8)
@@ -134,7 +165,7 @@ def ledger_bars(runs, ax=None):
 
     if ax is None:
         _, ax = plt.subplots(figsize=(8.5, 4.6), layout="constrained")
-    names = [r.turn for r in runs]
+    names = [turn_name(r.turn) for r in runs]
     y = np.arange(len(runs))
     h = 0.2
     db = np.array([r.ledger.db_rows for r in runs], dtype=float)
@@ -147,7 +178,9 @@ def ledger_bars(runs, ax=None):
     ax.barh(y + 0.5 * h, ans, height=h, color=COLORS["goodput"], label="answers (load generator)")
     ax.barh(y + 0.5 * h, wst, left=ans, height=h, color=COLORS["wasted"],
             label="wasted (committed, client saw no answer)")
-    ax.barh(y + 1.5 * h, rej, height=h, color=COLORS["rejected"], label="attempts rejected by a full queue")
+    # not rows: attempts that never reached the database, drawn hatched so they do not read as a fourth row count
+    ax.barh(y + 1.5 * h, rej, height=h, facecolor="white", edgecolor=COLORS["rejected"], hatch="////", lw=1,
+            label="attempts rejected by a full queue (not rows)")
     ax.set_yticks(y, names)
     ax.invert_yaxis()
     plotting.decorate(ax, xlabel="rows (or attempts) in the run", legend=False)
