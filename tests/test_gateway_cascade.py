@@ -482,16 +482,22 @@ def test_widget_driven_kernel_side():
 # --------------------------------------------------------------------------- exercises
 def test_exercises_accept_the_answer_and_reject_others():
     ok = {
-        "07.clients_2s": gw.clients_for_calls_per_min(1_900_000, 2_000),
+        "07.clients_2s": (SC.jmq_msgs_per_s / SC.logs_per_call - SC.baseline_per_s) * 2.0 / SC.calls_per_poll,
         "07.shard_ops_local_cache": SC.peak_calls_per_s * (2 * 0.2 + 2),
         "07.singleflight_rate": 1_500 / (1 + 1_500 * 0.002),
-        "07.hours_to_backlog": 800e6 / (15_000 - 5_000) / 3600,
+        "07.hours_to_backlog": 800e6 / (SC.es_docs_per_s - SC.baseline_per_s * SC.logs_per_call) / 3600,
+        "07.scans_to_oom": (SC.heap_mb - SC.live_mb) / SC.full_scan_result_mb,
         "07.slowest_poll": SC.installs_max / (80_000 / 2.2 - SC.baseline_per_s),
     }
     for eid, value in ok.items():
         assert exercises.check(eid, value).ok, eid
         assert not exercises.check(eid, value * 1.5).ok, eid
         assert not exercises.check(eid, "many").ok, eid
+    # the known slips get their own message, not "too high"
+    assert "other traffic" in exercises.check("07.clients_2s", SC.jmq_msgs_per_s * 2.0).message
+    assert "keep arriving" in exercises.check("07.hours_to_backlog", 800e6 / SC.es_docs_per_s / 3600).message
+    full_queue = (SC.heap_mb - SC.live_mb - SC.log_buffer_mb) / SC.full_scan_result_mb
+    assert "full log queue" in exercises.check("07.scans_to_oom", full_queue).message
 
 
 def test_early_stop_keeps_the_alarm_order_and_singleflight_needs_the_queue_term():

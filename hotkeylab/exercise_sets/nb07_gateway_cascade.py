@@ -5,21 +5,36 @@ from __future__ import annotations
 import math
 
 from .. import gateway_cascade as gw
-from ..exercises import numeric
+from ..exercises import Mistake, numeric
 
 _SC = gw.SEED_INCIDENT
 SEED_CALLS_PER_MIN = 1_900_000.0  # "统计网关调用量峰值 190w+/min"
 SEED_BACKLOG = 800_000_000.0  # "网关日志 JMQ 积压 8亿+"
+EX1_POLL_MS = 2_000.0  # exercise 1: a later release polling every 2 s (the seed's polls every 5 s)
 EX2_HIT = 0.8  # exercise 2's local cache (the notebook prints 0, 0.5 and 0.9, not this)
-EX4_ES_PER_S = 5_000.0  # exercise 4: a faster Elasticsearch than the preset's 2,000/s
 EX6_NET_MS = 2.0  # exercise 6: a jimdb round trip twice the preset's 1 ms
 
 
+def _jmq_calls_per_s() -> float:
+    """Calls/s whose logs JMQ's connections just send: beyond it the logs queue in the heaps."""
+    return _SC.jmq_msgs_per_s / _SC.logs_per_call
+
+
 @numeric("07.clients_2s", rel=0.01, unit="clients",
-         hint="Each client makes 60 / 2 calls per minute: N = calls per minute × poll interval / 60 s.")
+         hint="The logs start queuing once the calls pass what JMQ sends (printed in the closed form); "
+         "the other traffic takes part of that, the polls the rest: N = polls/s × 2 s.",
+         mistakes=lambda: [
+             Mistake(_jmq_calls_per_s() * EX1_POLL_MS / 1000.0 / _SC.calls_per_poll,
+                     "that leaves out the gateway's other traffic: its calls log too, so fewer polls fill JMQ."),
+             Mistake(gw.clients_for_calls_per_min(SEED_CALLS_PER_MIN, EX1_POLL_MS),
+                     "that is the clients for the seed's 1.9 million calls/min; the logs pile up well before."),
+         ])  # fmt: skip
 def clients_2s() -> float:
-    """Clients polling every 2 s (one call each, no other traffic) that make 1.9 million calls/min."""
-    return gw.clients_for_calls_per_min(SEED_CALLS_PER_MIN, 2_000.0)
+    """Clients of a release polling every 2 s (``calls_per_poll`` calls each, the baseline still
+    there) at which the call logs start piling up in the heaps: the calls reach what JMQ sends."""
+    return gw.clients_for_calls_per_min(_jmq_calls_per_s() * 60.0, EX1_POLL_MS,
+                                        baseline_per_min=_SC.baseline_per_s * 60.0,
+                                        calls_per_poll=_SC.calls_per_poll)
 
 
 @numeric("07.shard_ops_local_cache", rel=0.01, unit="ops/s",
@@ -38,12 +53,22 @@ def singleflight_rate() -> float:
     return gw.coalesced_rate_per_s(1_500.0, 2.0)
 
 
+def _drain_per_s() -> float:
+    """Net logs/s leaving JMQ once only the other traffic is left: ES indexes, the baseline logs."""
+    return _SC.es_docs_per_s - _SC.baseline_per_s * _SC.logs_per_call
+
+
 @numeric("07.hours_to_backlog", rel=0.02, unit="h",
-         hint="The backlog grows at (in − out) per second; divide and convert seconds to hours.")
+         hint="The backlog shrinks at (out − in) per second: Elasticsearch indexes, and the gateway's "
+         "other traffic still sends its logs; divide and convert seconds to hours.",
+         mistakes=lambda: [
+             Mistake(SEED_BACKLOG / _SC.es_docs_per_s / 3600.0,
+                     "that empties JMQ at Elasticsearch's full rate; the other traffic's logs keep arriving."),
+         ])  # fmt: skip
 def hours_to_backlog() -> float:
-    """JMQ receives 15,000 logs/s and a faster Elasticsearch indexes 5,000/s: hours until the
-    backlog is the seed's 800 million."""
-    return gw.hours_to_backlog(SEED_BACKLOG, _SC.jmq_msgs_per_s, EX4_ES_PER_S)
+    """The flood is over, only the other traffic is left (one log per call). JMQ holds the seed's
+    800 million logs and Elasticsearch indexes ``es_docs_per_s``: hours until JMQ is empty."""
+    return SEED_BACKLOG / _drain_per_s() / 3600.0
 
 
 @numeric("07.slowest_poll", rel=0.02, unit="s",
@@ -74,10 +99,13 @@ def singleflight_latency() -> float:
 
 
 @numeric("07.scans_to_oom", rel=0.02, unit="scans",
-         hint="Free heap = heap − live data − the full log buffer; each scan holds its whole "
-         "result set until it returns.")  # fmt: skip
+         hint="With logging degraded the log queue stays empty: free heap = heap − live data; each "
+         "scan would hold its whole result set just before it returns.",
+         mistakes=lambda: [
+             Mistake((_SC.heap_mb - _SC.live_mb - _SC.log_buffer_mb) / _SC.full_scan_result_mb,
+                     "that is with a full log queue; with the hot API's logs degraded the queue stays empty."),
+         ])  # fmt: skip
 def scans_to_oom() -> float:
-    """A host's log queue is full. How many 5-MB result sets of full scans (a fraction is
-    fine) fill the rest of its heap?"""
-    free_mb = _SC.heap_mb - _SC.live_mb - _SC.log_buffer_mb
-    return free_mb / _SC.full_scan_result_mb
+    """Logging degraded, so a host's log queue stays empty: how many whole result sets of full
+    scans (``full_scan_result_mb`` each, a fraction is fine) fill the rest of its heap?"""
+    return (_SC.heap_mb - _SC.live_mb) / _SC.full_scan_result_mb

@@ -25,7 +25,10 @@ def plot_order_map(m: OrderMap, mark=None, ax=None):
     if ax is None:
         _, ax = new_figure(height=3.2)
     share = m.counts / m.n_seeds
-    ax.imshow(share, cmap="RdYlGn", norm=mpl.colors.Normalize(0, 1), aspect="auto", origin="lower")
+    im = ax.imshow(share, cmap="RdYlGn", norm=mpl.colors.Normalize(0, 1), aspect="auto", origin="lower")
+    cb = ax.figure.colorbar(im, ax=ax, fraction=0.05, pad=0.02)
+    cb.set_label(f"share of the {m.n_seeds} runs\nin the seed's order", fontsize=8)
+    cb.ax.tick_params(labelsize=7)
     short = {"jimdb_recovered": "recovered", "gateway_cpu": "cpu", "host_down": "host down",
              "jimdb_connection_lost": "conn. lost", "jimdb_failover": "failover"}  # fmt: skip
     for i in range(share.shape[0]):
@@ -50,6 +53,8 @@ def plot_order_map(m: OrderMap, mark=None, ax=None):
 _UTIL_CMAP = "RdYlGn_r"
 _UTIL_MAX = 1.5
 _BOX_W, _BOX_H = 1.8, 0.8
+#: what a box's number is, where it is not utilisation (offered / capacity)
+_GRAPH_PREFIX = {"access": "cpu busy ", "monitoring": "cpu busy ", "app": "cpu busy ", "logs": "threads "}
 
 
 def _border(c, other):
@@ -62,9 +67,11 @@ def _border(c, other):
 
 
 def plot_graph(run: Run, t_ms: float, ax=None, *, graph: Graph = GATEWAY_GRAPH, note: str | None = None):
-    """Draw the dependency graph at ``t_ms``, each box coloured by its utilisation (offered /
-    capacity, mean of the last 10 s; red above 1), hatched grey when down. The fallback edge
-    turns red while calls go through jimdb to MySQL. Returns the axis."""
+    """Draw the dependency graph at ``t_ms`` (means of the last 10 s), hatched grey when down. The
+    jimdb, MySQL, JMQ and ES boxes show utilisation (offered load / capacity; red above 1); the
+    gateway boxes (access layer, monitoring, app layer: the same hosts) the CPU busy share of the
+    live hosts, which cannot pass 1; the call-logs box the sender threads in use over their cap.
+    The fallback edge turns red while calls go through jimdb to MySQL. Returns the axis."""
     import matplotlib as mpl
     from matplotlib.patches import FancyBboxPatch
 
@@ -120,7 +127,8 @@ def plot_graph(run: Run, t_ms: float, ax=None, *, graph: Graph = GATEWAY_GRAPH, 
         elif down:
             face, txt, hatch = "#cccccc", "down", "xx"
         else:
-            face, txt = cmap(norm(min(u, _UTIL_MAX))), f"{u:.2f}"
+            face = cmap(norm(min(u, _UTIL_MAX)))
+            txt = f"{_GRAPH_PREFIX.get(n.name, '')}{u:.2f}"
         ax.add_patch(
             FancyBboxPatch((x - _BOX_W / 2, y - _BOX_H / 2), _BOX_W, _BOX_H,
                            boxstyle="round,pad=0,rounding_size=0.1", fc=face, ec="#333333", lw=1, hatch=hatch)
@@ -145,32 +153,51 @@ def plot_graph_moments(run: Run, moments: list, *, graph: Graph = GATEWAY_GRAPH)
     fig, axes = plt.subplots(n, 1, figsize=(8.0, 2.75 * n + 0.5), squeeze=False)
     for ax, (t_ms, note) in zip(axes[:, 0], moments, strict=True):
         plot_graph(run, t_ms, ax, graph=graph, note=note)
-    fig.subplots_adjust(left=0.01, right=0.99, top=0.99, bottom=0.45 / (2.75 * n + 0.5) + 0.04, hspace=0.05)
-    cax = fig.add_axes((0.3, 0.025, 0.4, 0.012))
+    fig.subplots_adjust(left=0.01, right=0.99, top=0.99, bottom=0.95 / (2.75 * n + 0.5) + 0.04, hspace=0.05)
+    cax = fig.add_axes((0.3, 0.095, 0.4, 0.012))
     sm = mpl.cm.ScalarMappable(norm=mpl.colors.Normalize(0.0, _UTIL_MAX), cmap=_UTIL_CMAP)
     cb = fig.colorbar(sm, cax=cax, orientation="horizontal", extend="max")
-    cb.set_label(f"utilisation (offered / capacity); at {_UTIL_MAX:g} and above all the same red: read the number",
-                 fontsize=8)
+    cb.set_label(f"jimdb, mysql, jmq, es: utilisation (offered load / capacity, can pass 1)\n"
+                 f"gateway boxes: cpu busy share of the live hosts (at most 1); call logs: threads / cap\n"
+                 f"at {_UTIL_MAX:g} and above all the same red: read the number", fontsize=8)
     cb.ax.tick_params(labelsize=7)
     return fig
 
 
+def _spread(xs, gap):
+    """Label positions for the sorted ``xs``: alarms closer than ``gap`` form a group whose labels
+    sit ``gap`` apart, centred on the group; a group never overlaps the one before."""
+    groups = [[xs[0]]]
+    for x in xs[1:]:
+        if x - groups[-1][-1] < gap:
+            groups[-1].append(x)
+        else:
+            groups.append([x])
+    pos = []
+    for g in groups:
+        start = float(np.mean(g)) - gap * (len(g) - 1) / 2
+        if pos:
+            start = max(start, pos[-1] + gap)
+        pos += [start + gap * k for k in range(len(g))]
+    return pos
+
+
 def _alarm_lines(ax, run: Run, names=SEED_ALARM_ORDER, numbers=True):
-    """Dotted red lines at the alarms; numbers (1 = first in the seed's list) above the axis,
-    staggered when alarms come close together."""
+    """Dotted red lines at the alarms; numbers (1 = first in the seed's list) in a row above the
+    axis, spread apart where alarms come close together, each tied to its line."""
     span = run.scenario.horizon_ms / MIN_MS
-    last, level = -math.inf, 0
-    for i, name in enumerate(names, 1):
-        t = run.alarm_ms(name)
-        if math.isnan(t):
-            continue
-        x = t / MIN_MS
+    fired = [(i, run.alarm_ms(name) / MIN_MS) for i, name in enumerate(names, 1)]
+    fired = sorted(((x, i) for i, x in fired if not math.isnan(x)))
+    for x, _ in fired:
         ax.axvline(x, color=COLORS["timeouts"], lw=0.8, ls=":", zorder=1)
-        if numbers:
-            level = level + 1 if x - last < 0.04 * span else 0
-            last = x
-            ax.annotate(str(i), (x, 1.0), xycoords=("data", "axes fraction"), xytext=(7 * level, 2 + 9 * level),
-                        textcoords="offset points", color=COLORS["timeouts"], fontsize=8, ha="center", va="bottom")
+    if not numbers or not fired:
+        return
+    pos = _spread([x for x, _ in fired], 0.025 * span)
+    for (x, i), p in zip(fired, pos, strict=True):
+        ax.annotate(str(i), xy=(x, 1.0), xycoords=("data", "axes fraction"), xytext=(p, 1.13),
+                    textcoords=("data", "axes fraction"), color=COLORS["timeouts"], fontsize=8, ha="center",
+                    va="bottom", annotation_clip=False,
+                    arrowprops=dict(arrowstyle="-", color=COLORS["timeouts"], lw=0.6, shrinkA=0, shrinkB=0))
 
 
 def _fix_shade(ax, run: Run, label: bool):
@@ -266,8 +293,10 @@ def _spans(t, mask):
 
 
 def plot_fixes(comparison: FixComparison):
-    """Peak utilisation per component (left, colour = utilisation, red above 1) and the share of
-    calls answered (right), one row per variant."""
+    """Peak utilisation (offered load / capacity) per component (left, colour = utilisation, red
+    above 1; for the gateway: calls offered to the access layer over what the live hosts' CPUs can
+    process after GC and thread switching, so not the CPU busy share) and the share of calls
+    answered (right), one row per variant."""
     import matplotlib as mpl
     import matplotlib.pyplot as plt
 
@@ -275,8 +304,9 @@ def plot_fixes(comparison: FixComparison):
     labels = [r["label"] for r in rows]
     cols = ["gateway", "jimdb", "mysql", "jmq"]
     m = np.array([[r["peaks"][c] for c in cols] for r in rows])
-    fig, (a0, a1) = plt.subplots(1, 2, figsize=(8.0, 0.36 * len(rows) + 1.2), width_ratios=[1.5, 1])
-    a0.imshow(np.minimum(m, _UTIL_MAX), cmap=_UTIL_CMAP, norm=mpl.colors.Normalize(0, _UTIL_MAX), aspect="auto")
+    height = 0.36 * len(rows) + 1.2
+    fig, (a0, a1) = plt.subplots(1, 2, figsize=(8.0, height), width_ratios=[1.5, 1])
+    im = a0.imshow(np.minimum(m, _UTIL_MAX), cmap=_UTIL_CMAP, norm=mpl.colors.Normalize(0, _UTIL_MAX), aspect="auto")
     for i in range(m.shape[0]):
         for j in range(m.shape[1]):
             v = m[i, j]
@@ -287,7 +317,9 @@ def plot_fixes(comparison: FixComparison):
     a0.set_yticks(range(len(labels)), labels)
     a0.xaxis.tick_top()
     a0.grid(False)
-    a0.set_xlabel("peak utilisation (offered / capacity)")
+    a0.set_xlabel("peak utilisation = offered load / capacity\n(gateway: calls offered / what the live\n"
+                  f"hosts' cpus can process, capped at {MAX_UTIL:.0f})", fontsize=8)
+
     shares = np.array([[r["flood"][k] for k in ("answered", "refused", "failed")] for r in rows]) * 100
     left = np.zeros(len(rows))
     y = np.arange(len(rows))
@@ -304,7 +336,13 @@ def plot_fixes(comparison: FixComparison):
     a1.legend(loc="upper center", bbox_to_anchor=(0.45, -0.16), ncol=2, fontsize=8)
     start = comparison.runs[rows[0]["label"]].scenario.ramp_mid_ms / MIN_MS
     a1.set_xlabel(f"calls from minute {start:.0f} on (%)")
-    fig.tight_layout()
+    fig.tight_layout(rect=(0, 0.3 / height, 1, 1))
+    box = a0.get_position()  # the colour bar under the left panel and its label, as wide as it
+    below = a0.get_tightbbox(fig.canvas.get_renderer()).transformed(fig.transFigure.inverted()).y0
+    cax = fig.add_axes((box.x0, below - 0.2 / height, box.width, 0.1 / height))
+    cb = fig.colorbar(im, cax=cax, orientation="horizontal", extend="max")
+    cb.set_label(f"utilisation; at {_UTIL_MAX:g} and above all the same red: read the number", fontsize=8)
+    cb.ax.tick_params(labelsize=7)
     return fig
 
 
