@@ -81,7 +81,7 @@ def plot_timeline(run: Run, axes=None, show_starve: bool = True):
 
 def plot_slow_sql(run: Run, t0_s: float, t1_s: float, ax=None, max_rows: int = 24):
     """Each scan submitted between ``t0_s`` and ``t1_s`` (one row per batch run): pale = waiting
-    for a slot, solid = running (purple: finished or still running, red: killed by a failover);
+    for a slot (in the legend only when some wait is wide enough to see), solid = running (purple: finished or still running, red: killed by a failover);
     the black tick is where its batch run gave up while the scan ran on. Dashed red: failovers;
     dotted grey: a new primary takes over. Time in seconds."""
     rows = [s for s in run.slow_sql if t0_s * 1000 <= s[0] < t1_s * 1000][:max_rows]
@@ -99,11 +99,12 @@ def plot_slow_sql(run: Run, t0_s: float, t1_s: float, ax=None, max_rows: int = 2
     lock_gantt(bars, ax=ax, colors=colors, time_unit="s")
     ypos = {name: i for i, name in enumerate(dict.fromkeys(b[0] for b in bars))}
     waited = gave_up = False
+    visible_ms = 0.005 * (max(r[2] for r in rows) - t0_s * 1000)  # a wait shorter than this is not seen
     for j, (sub, start, stop, _outcome, _) in enumerate(rows):
         y = ypos.get(f"run {j + 1}", j)
         wait_end = start if not math.isnan(start) else stop
         if wait_end > sub:
-            waited = True
+            waited = waited or wait_end - sub > visible_ms  # the legend names only a wait one can see
             ax.broken_barh([(sub / 1000, (wait_end - sub) / 1000)], (y - 0.2, 0.4), facecolors=COLORS["queue"], alpha=0.3, lw=0)
         if sub + sc.batch_timeout_ms < stop:  # the run gave up, its scan ran on
             gave_up = True
