@@ -88,11 +88,14 @@ def remap_region_list() -> float:
 
 
 @numeric("03.remap_modulo_12", rel=0.02, unit="of keys",
-         hint="A key stays only if h mod 12 and h mod 11 name the same server.",
+         hint=("The last server leaves, so server i < 11 keeps index i; a key stays only if h mod 12 = h mod 11 = i. "
+               "The pair (h mod 12, h mod 11) repeats every 132 values of h: count the values that keep their owner."),
          mistakes=lambda: [Mistake(routing.remap_fraction_closed(12, "consistent"), rel=0.0, abs=1e-3, message=(
-             "1/12 is what consistent or rendezvous hashing would move; modulo moves far more."))])  # fmt: skip
+             "1/12 is only the leaving server's keys, what consistent or rendezvous hashing would move. With modulo "
+             "the divisor changes from 12 to 11, so a key at index i keeps its owner only if h mod 11 is i too."))])  # fmt: skip
 def remap_modulo_12() -> float:
-    """Share of keys that move when 12 servers become 11 under modulo placement."""
+    """Share of keys that move when 12 servers on one list become 11 under modulo placement (the last
+    server leaves; by the coprimality of 12 and 11 the share is the same whichever server leaves)."""
     return routing.remap_fraction_closed(12, "modulo")
 
 
