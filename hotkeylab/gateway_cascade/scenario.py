@@ -278,10 +278,11 @@ ALARM_TEXT = {
     "availability": "网关系统报出方法可用率报警 (availability alarm)",
     "jimdb_failover": "Jimdb 出现 failover 主从切换报警，而且相当频繁 (failover, again and again)",
     "jimdb_connection_lost": "Jimdb 出现 Connection Lost 报警 (connection lost)",
-    "jimdb_recovered": "联系 dba 对 Jimidb 进行扩容 … Jimdb 恢复 (DBA scales up, jimdb recovers)",
+    "jimdb_recovered": "联系 dba 对 Jimidb 进行扩容，并调大连接数 / Jimdb 恢复 "
+                       "(DBA scales jimdb up and raises its connection limit; jimdb recovers)",
     "gateway_cpu": "网关系统 CPU 使用率飙升 (gateway CPU surges)",
     "host_down": "服务器出现宕机 (servers go down)",
-    "young_gc": "对 Jstack 进行分析，发现 youngGc 异常频繁 (young GC very frequent)",
+    "young_gc": "对 Jstack 进行分析，发现 youngGc 异常频繁 (young GC abnormally frequent)",
     "full_scan": "通过对 Jmap 进行分析，发现有 sql 会对 mysql 进行全表扫库 (full-table scan)",
     "mysql_cpu": "网关数据库 CPU 使用率 85% (database CPU 85 %)",
     "mysql_down": "最终 mysql 恶化成服务宕机 (mysql degrades into an outage)",
