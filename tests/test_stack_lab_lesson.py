@@ -111,3 +111,37 @@ def test_measured_crossing_uses_the_measured_n(runs):
     crit = capacity.critical_queue_length(sc.timeout_ms, run.batch_ms_b)
     assert crit / g2 < sc.window_ms / 1e3
     assert real == sc.window_ms / 2e3
+
+
+# --------------------------------------------------------------------------- the verdict block, scaled
+def test_verdict_block_is_04s_scaled_like_every_other_time():
+    from hotkeylab.metastable.analysis import BLOCK_S
+
+    assert compare.BLOCK_S == pytest.approx(BLOCK_S * scenario.SCALE)
+
+
+def test_verdict_at_scale_one_is_04s_recovery_on_the_stacks_clock(runs):
+    from types import SimpleNamespace
+
+    from hotkeylab.metastable.analysis import recovery
+
+    for run in runs.values():
+        shim = SimpleNamespace(truncated=False, scenario=run.scenario, windows=run.windows,
+                               status=SimpleNamespace(t_end_ms=run.scenario.horizon_ms))
+        assert compare.verdict(run, scale=1.0) == recovery(shim), run.turn
+
+
+def test_verdict_scaled_block_absorbs_the_bounded_turns_single_window_dips(runs):
+    # with 04's block unscaled (2 windows) the bounded run's later one-window dips fail blocks and
+    # push its recovery far past the isolation; with 5 windows it recovers at the isolation
+    b = runs["bounded"]
+    rec1, s1 = compare.verdict(b, scale=1.0)
+    rec3, s3 = compare.verdict(b)
+    assert rec1 and rec3 and s3 == 0.0 and s1 > 10 * b.scenario.window_ms / 1000.0
+    assert compare.verdict(runs["stuck"]) == (False, None)
+
+
+@pytest.mark.parametrize("scale", [0.0, -1.0, math.nan, 100.0])
+def test_verdict_refuses_bad_scale(runs, scale):
+    with pytest.raises(ValueError, match="scale"):
+        compare.verdict(runs["bounded"], scale=scale)

@@ -3,13 +3,13 @@
 Start reading at :func:`compare_turn`. The model is notebook 04's engine (``simulate(…,
 engine="fast")``) on the scaled turn, fed the merged-commit times N_B and N_C measured on the stack
 just before the run (01b's rule: feed the model what was measured, not the nominal). For each turn
-it gives the model's verdict over :data:`SEEDS` seeds beside the measured run's verdict (04's
-``recovery`` applied to the measured timeline) and three times read the same way off both
-timelines (:func:`turn_times`):
+it gives the model's verdict over :data:`SEEDS` seeds beside the measured run's verdict, both by
+:func:`verdict` (04's ``recovery`` with its block scaled like every other time: :data:`BLOCK_S`),
+and three times read the same way off both timelines (:func:`turn_times`):
 
 - ``cross_s``: from the second owner's arrival until the queue first holds more than M/N batches;
 - ``drain_s``: from the start of the degrade until the queue holds less than one batch;
-- ``recover_s``: from the isolation until the run recovers (04's definition).
+- ``recover_s``: from the isolation until the run recovers (04's definition, :func:`verdict`).
 
 ``write_runs`` / ``load_runs`` keep the measurements in ``hotkeylab/data/stack_lab_runs.csv`` (one
 row per measured run: its ledger, N_B, N_C) and ``stack_lab_timeline.csv`` (its windows).
@@ -26,14 +26,14 @@ import numpy as np
 
 from .. import capacity
 from ..csvdata import read_commented_csv, write_commented_csv
-from ..metastable import Scenario, Window, simulate
+from ..metastable import Scenario, Window, analysis, simulate
 from ..metastable.analysis import recovery
 from ..validate import check_int, check_number
 from .ledger import WINDOW_KEYS, Ledger
 from .scenario import SCALE, TURNS, check_supported, scaled, turn_scenario
 
-__all__ = ["SEEDS", "TOLERANCE", "MeasuredRun", "model_scenario", "measured_verdict", "turn_times",
-           "compare_turn", "write_runs", "load_runs", "RUNS_CSV", "TIMELINE_CSV", "storm_attempts_per_user",
+__all__ = ["SEEDS", "TOLERANCE", "BLOCK_S", "MeasuredRun", "model_scenario", "verdict", "measured_verdict",
+           "turn_times", "compare_turn", "write_runs", "load_runs", "RUNS_CSV", "TIMELINE_CSV", "storm_attempts_per_user",
            "post_degrade_load", "commit_dips", "with_stall", "stall_sweep", "threshold_factors",
            "commit_time_parts", "bounded_waits", "goodput_share", "drain_parts"]
 
@@ -45,6 +45,9 @@ SEEDS = 20
 #: a measured time agrees with the model when it is within this share of the model's median, or
 #: inside the range the model's seeds span (ours: the stack is one run on a shared machine)
 TOLERANCE = 0.3
+#: 04's verdict block on the stack's clock (s): 04's ``BLOCK_S`` ×SCALE, like every other time on the
+#: stack (5 windows of 3 s). Measured runs and the model beside them are both judged by it (:func:`verdict`).
+BLOCK_S = analysis.BLOCK_S * SCALE
 _LEDGER_FIELDS = list(Ledger.__dataclass_fields__)
 
 
@@ -74,12 +77,32 @@ def model_scenario(run) -> Scenario:
     return replace(run.scenario, batch_ms=float(run.batch_ms_b), cross_batch_ms=float(run.batch_ms_c))
 
 
+def verdict(run, scale: float = SCALE) -> tuple[bool, float | None]:
+    """04's ``recovery`` on 04's own clock: ``(recovered, seconds from the isolation, stack clock)``.
+
+    ``run`` is a measured run or a model run on the scaled scenario. Its times are divided by
+    ``scale`` before 04's ``recovery`` reads them, so 04's 5-s block (goodput ≥ 90% of offered in
+    every block from some block on after the trigger) is ``5 × scale`` s here, and the time it
+    returns is multiplied back. Shares (goodput / offered) do not change with the clock. ``scale=1``
+    is ``recovery`` on the stack's clock itself: 5 s rounded to whole 3-s windows, 6 s."""
+    s = check_number("scale", scale, low=0.5, high=20.0)
+    sc = run.scenario
+    trig = sc.trigger_window
+    on_04 = SimpleNamespace(window_ms=sc.window_ms / s, warmup_ms=sc.warmup_ms / s,
+                            trigger_window=None if trig is None else (trig[0] / s, trig[1] / s))
+    status = getattr(run, "status", None)
+    t_end_ms = sc.horizon_ms if status is None else status.t_end_ms
+    shim = SimpleNamespace(truncated=bool(getattr(run, "truncated", False)), scenario=on_04,
+                           windows={"t": np.asarray(run.windows["t"], dtype=float) / s,
+                                    "goodput": run.windows["goodput"], "offered": run.windows["offered"]},
+                           status=SimpleNamespace(t_end_ms=t_end_ms / s))
+    rec, after_s = recovery(shim)
+    return rec, None if after_s is None else after_s * s
+
+
 def measured_verdict(run) -> tuple[bool, float | None]:
-    """04's ``recovery`` (goodput ≥ 90% of offered in every 5-s block from some block on after the
-    trigger) applied to a measured timeline: ``(recovered, seconds from the isolation)``."""
-    shim = SimpleNamespace(truncated=False, scenario=run.scenario, windows=run.windows,
-                           status=SimpleNamespace(t_end_ms=run.scenario.horizon_ms))
-    return recovery(shim)
+    """:func:`verdict` of a measured timeline: ``(recovered, seconds from the isolation)``."""
+    return verdict(run)
 
 
 def _first(t, cond, after: float) -> float:
@@ -109,9 +132,10 @@ def compare_turn(run, seeds: int = SEEDS) -> dict:
     sc = model_scenario(run)
     models = [simulate(sc, engine="fast", seed=k) for k in range(seeds)]
     rec, rec_s = measured_verdict(run)
-    mt = [turn_times(sc, m.windows) | {"recover_s": m.recovery_time_s} for m in models]
+    mv = [verdict(m) for m in models]  # the model judged as the stack is, not by its own run.recovered
+    mt = [turn_times(sc, m.windows) | {"recover_s": v[1]} for m, v in zip(models, mv, strict=True)]
     real = turn_times(sc, run.windows) | {"recover_s": rec_s}  # M/N from the measured N_B, as the model's
-    row = {"turn": run.turn, "real_recovered": rec, "model_recovered": sum(m.recovered for m in models),
+    row = {"turn": run.turn, "real_recovered": rec, "model_recovered": sum(v[0] for v in mv),
            "seeds": seeds, "real_served": run.ledger.served_users / max(1, run.ledger.users),
            "model_served": float(np.median([m.summary["served_share"] for m in models])),
            "real_wasted_share": run.ledger.wasted_share,
@@ -296,8 +320,8 @@ def with_stall(run, start_s: float, end_s: float, factor: float) -> Scenario:
 
 
 def stall_sweep(run, start_s: float, end_s: float, factors, seeds: int = SEEDS) -> list[int]:
-    """For each stretch factor: how many of ``seeds`` model runs recover when every commit started
-    in ``[start_s, end_s)`` takes factor × N (:func:`with_stall`)."""
+    """For each stretch factor: how many of ``seeds`` model runs recover (:func:`verdict`) when every
+    commit started in ``[start_s, end_s)`` takes factor × N (:func:`with_stall`)."""
     check_int("seeds", seeds, low=1, high=200)
     fs = [check_number("factors[]", f, low=1.0, high=100.0) for f in factors]
     if not fs:
@@ -305,7 +329,7 @@ def stall_sweep(run, start_s: float, end_s: float, factors, seeds: int = SEEDS) 
     out = []
     for f in fs:
         sc = with_stall(run, start_s, end_s, f)
-        out.append(sum(simulate(sc, engine="fast", seed=k).recovered for k in range(seeds)))
+        out.append(sum(verdict(simulate(sc, engine="fast", seed=k))[0] for k in range(seeds)))
     return out
 
 
@@ -326,8 +350,9 @@ def threshold_factors(factors, recovered, seeds: int = SEEDS) -> tuple[float, fl
 # --------------------------------------------------------------------------- lesson numbers (notebook 04b)
 def commit_time_parts(run, rtt_ms: float, round_trips: int, target_ms: float) -> dict:
     """How B's merged commit time is made (orchestrate's calibration): the bare commit (RTT slept
-    before each of ``round_trips``, SQL executed, no 内部计算) is measured, then 内部计算 is set to
-    ``target_ms`` − bare, and N_B measured again with it. ``sql_ms`` is what the bare commit took
+    before each of ``round_trips``, SQL executed, no filler) is measured, then the filler slept under
+    the lock (``compute_ms``: ours, standing in for the seed's "内部一堆计算" and the batchInserts'
+    execution) is set to ``target_ms`` − bare, and N_B measured again with it. ``sql_ms`` is what the bare commit took
     beyond the slept RTTs: statement execution, driver and sleep overshoot, measured together."""
     rtt = check_number("rtt_ms", rtt_ms, low=0.0, high=1000.0)
     n = check_int("round_trips", round_trips, low=1, high=1000)
