@@ -45,11 +45,11 @@ def starve_backlog() -> float:
 
 
 @numeric("06.safe_row_limit", rel=0.001, unit="rows",
-         hint="A run with row limit k costs a + (s + p) × k; the largest k that fits T is "
-         "(T − a) / (s + p); multiply by 0.8 and round down.")  # fmt: skip
+         hint="A run with row limit k costs a + (s + p) × k, so at most (T − a) / (s + p) rows fit in T; "
+         f"the seed's safety factor multiplies that count: {SAFETY} × it, rounded down.")  # fmt: skip
 def safe_row_limit() -> int:
-    """SEED_INCIDENT: the largest row limit whose run fits its timeout with a safety factor of
-    0.8, whatever the backlog."""
+    """SEED_INCIDENT: the largest row limit k ≤ 0.8 × (T − a) / (s + p), whatever the backlog (the
+    seed's form QueueMaxSize < M/N × 安全系数: the safety factor on the count)."""
     return pr.largest_safe_row_limit(
         _SC.batch_timeout_ms, _SC.scan_fixed_ms, _SC.scan_ms_per_row, _SC.process_ms_per_row, SAFETY
     )
