@@ -23,6 +23,7 @@ Times are in milliseconds throughout; :attr:`Recorder.t_s` gives window starts i
 from __future__ import annotations
 
 import math
+from array import array
 from dataclasses import dataclass, field
 from enum import IntEnum
 
@@ -108,9 +109,13 @@ class Recorder:
     ``value`` at ``t_ms`` and accumulates its time-weighted mean per window. ``arrays()`` returns a
     dict of equal-length numpy arrays with ``t`` (window start, seconds); counters are per second
     when ``per_second=True``. Events are binned once, at the end, with numpy.
+
+    ``typed=True`` keeps the times (and weights) in ``array('d')`` instead of lists: 8 bytes an
+    event instead of a list slot plus a float object (~32 bytes), for models with millions of them.
     """
 
-    def __init__(self, horizon_ms: float, window_ms: float, counters=(), levels=(), weighted=()):
+    def __init__(self, horizon_ms: float, window_ms: float, counters=(), levels=(), weighted=(),
+                 typed: bool = False):
         self.horizon_ms = check_number("horizon_ms", horizon_ms, low=0.0, low_open=True)
         self.window_ms = check_number("window_ms", window_ms, low=0.0, low_open=True)
         if self.window_ms > self.horizon_ms:
@@ -129,13 +134,15 @@ class Recorder:
                 f"window_ms must be >= horizon_ms / {MAX_WINDOWS:,} "
                 f"({self.horizon_ms / MAX_WINDOWS:g} ms for this horizon), got {self.window_ms:g}"
             )
-        self._times = {name: [] for name in (*counters, *weighted)}
-        self._weights = {name: [] for name in weighted}
+        new = (lambda: array("d")) if typed else list
+        self._times = {name: new() for name in (*counters, *weighted)}
+        self._weights = {name: new() for name in weighted}
         self._area = {name: [0.0] * self.n for name in levels}
         self._last = {name: (0.0, 0.0) for name in levels}  # (t_ms, value)
 
     def times(self, name: str) -> list:
-        """The list of event times of counter ``name`` (append to it in hot loops)."""
+        """The list (or ``array('d')``) of event times of counter ``name`` (append to it in hot
+        loops)."""
         return self._times[name]
 
     def weights(self, name: str) -> list:

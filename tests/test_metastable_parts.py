@@ -264,6 +264,29 @@ def test_vectorised_hashed_uniform_is_bit_identical(seed, pairs, stream):
     assert got.tolist() == [hashed_uniform(seed, a, b, stream) for a, b in pairs]
 
 
+@settings(max_examples=40, deadline=None)
+@given(st.integers(0, 2**32), st.integers(1, 30_000), st.lists(st.integers(0, 10**9), min_size=1, max_size=400),
+       st.integers(0, 1), st.integers(1, 6))
+def test_up_front_uniforms_read_in_blocks_equal_the_whole_table(seed, n, picks, stream, cache):
+    """The engines read the up-front uniforms a block at a time (bounded memory, issue #20): every
+    number equals the whole table's, also after blocks were dropped from a tiny cache and drawn again."""
+    from hotkeylab.metastable import rng
+
+    table = rng.up_front(seed, n)[stream].reshape(-1)
+    flat = np.array(picks) % table.size
+    old = rng.CACHE_BLOCKS
+    rng.CACHE_BLOCKS = cache
+    try:
+        u = rng.AttemptUniforms(seed, n)
+        scalar = [u.uniform(int(j) // rng.K_PRE, int(j) % rng.K_PRE, stream) for j in flat]
+        vector = u.table.take(stream, flat)
+        assert all(len(held) <= cache for held in u.table._arrays)
+    finally:
+        rng.CACHE_BLOCKS = old
+    assert scalar == table[flat].tolist()
+    assert vector.tolist() == table[flat].tolist()
+
+
 # --------------------------------------------------------------------------- restarts, both engines
 def _quiet(rate: float, restart_ms: float, horizon_ms: float = 5_000.0):
     return replace(SEED_INCIDENT, user_rate_per_s=rate, peak=None, second_owner=None, restart_at_ms=restart_ms,
@@ -401,7 +424,7 @@ def test_every_scenario_part_declares_its_ranges_and_names_itself_in_errors():
         assert declared_ranges(cls), cls
     ranges = declared_ranges(Scenario)
     assert ranges["max_events"].high == MAX_EVENTS and ranges["user_rate_per_s"].high == 1e6
-    with pytest.raises(ValueError, match=r"max_events must be an integer >= 1 and <= 6000000, got 6000001"):
+    with pytest.raises(ValueError, match=rf"max_events must be an integer >= 1 and <= {MAX_EVENTS}, got {MAX_EVENTS + 1}"):
         replace(SEED_INCIDENT, max_events=MAX_EVENTS + 1)
     with pytest.raises(ValueError, match=r"CoDel\.target_ms must be a finite number > 0, got 0"):
         CoDel(target_ms=0)
@@ -420,7 +443,7 @@ def test_every_scenario_part_declares_its_ranges_and_names_itself_in_errors():
     assert type(sc.batch_max_rows) is int and type(sc.queue_limit) is int and type(sc.max_events) is int
     assert sc.retry.max_attempts == 3 and type(sc.retry.max_attempts) is int
     assert RetryPolicy(max_attempts=3) == sc.retry and math.isinf(RetryPolicy().max_attempts)
-    assert repr(SEED_INCIDENT).count("max_events=6000000") == 1  # the verdicts' fingerprints hold it
+    assert repr(SEED_INCIDENT).count(f"max_events={MAX_EVENTS}") == 1  # the verdicts' fingerprints hold it
 
 
 def test_state_does_not_import_core():
@@ -476,3 +499,35 @@ def test_the_widget_at_its_largest_load_stops_at_its_cap_in_bounded_memory():
     assert truncated == 1 and events == WHATIF_MAX_EVENTS and said == 1 and drawn == 1
     assert peak_kb <= 300 * 1024, f"the update allocated {peak_kb / 1024:.0f} MB at its peak"
     assert rss_kb <= 1024 * 1024, f"peak resident set {rss_kb / 1024:.0f} MB"
+
+
+@pytest.mark.parametrize("changes", [{"user_rate_per_s": 1e6}, {"timeout_ms": 1e-3}, {"horizon_ms": 3.6e7}],
+                         ids=["largest_rate", "tiny_timeout", "longest_horizon"])
+def test_memory_per_event_keeps_a_run_at_the_cap_under_500_mb(changes):
+    """Issue #20: a run at :data:`MAX_EVENTS` must fit 500 MB. What a run allocates grows with
+    its events (per request, per attempt, the retries waiting), so it is measured (tracemalloc:
+    Python objects and numpy buffers) at two small caps at a range end, and the line through
+    them, plus the interpreter's own resident set, must stay under 500 MB at the cap. The whole
+    run at the cap is the hostile run's case (``make test-hostile``: resident set ≤ 500 MB)."""
+    from hotkeylab.metastable.scenario import MAX_EVENTS
+
+    words = _run_child(f"""
+        import resource, tracemalloc
+        from dataclasses import replace
+        from hotkeylab.metastable import SEED_INCIDENT, simulate
+        simulate(replace(SEED_INCIDENT, max_events=1000), seed=0)  # imports, caches
+        base = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss // 1024
+        for cap in (100_000, 300_000):
+            tracemalloc.start()
+            run = simulate(replace(SEED_INCIDENT, max_events=cap, **{changes!r}), seed=0)
+            peak = tracemalloc.get_traced_memory()[1]
+            tracemalloc.stop()
+            run.check()
+            print(run.status.events, peak)
+        print(base)
+    """, timeout_s=240.0)
+    (e1, p1, e2, p2), base_mb = map(int, words[:4]), int(words[4])
+    per_event = (p2 - p1) / max(e2 - e1, 1)
+    at_cap_mb = base_mb + (p1 + per_event * (MAX_EVENTS - e1)) / 2**20
+    assert per_event <= 150, f"{per_event:.0f} bytes per event"
+    assert at_cap_mb <= 500, f"{at_cap_mb:.0f} MB at the cap ({per_event:.0f} B/event, base {base_mb} MB)"

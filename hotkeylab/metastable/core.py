@@ -128,7 +128,7 @@ def finish_run(S: State, engine: str, status: RunStatus, batcher_atts: list) -> 
     waiting = len(batcher_atts) + sum(len(b.atts) for q in S.queues for b in q)
     if S.in_service is not None:
         waiting += len(S.in_service.atts)
-    server = dict(S.rows, rows_in=S._rows_in, waiting=waiting, budget_denied=S.budget_denied,
+    server = dict(S.rows, rows_in=len(S.att_status) - S.throttled, waiting=waiting, budget_denied=S.budget_denied,
                   throttled=S.throttled, c_batches_after_isolation=S.c_after_isolation,
                   c_last_commit_ms=S.c_last_commit_ms)
     run = Run(S.sc, S.seed, engine, w, ledger, att_ledger, server, status)

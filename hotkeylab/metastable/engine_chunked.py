@@ -51,6 +51,7 @@ from .core import (
     hashed_uniform,
     hashed_uniforms,
 )
+from .rng import AttemptUniforms
 from .scenario import Scenario
 
 __all__ = ["MIN_STEP_MS", "MAX_REFUSAL_SENDS", "eligible", "run_chunked"]
@@ -93,22 +94,20 @@ class _Retry:
         self.base, self.mult, self.cap = pol.base_ms, pol.multiplier, pol.cap_ms
         self.min_delay, self.patience = float(pol.min_delay_ms), pol.patience_ms
         self.finite_patience = not math.isinf(self.patience)
-        self._u = None  # stream 0 of State's up-front uniforms, flat
+        self._au = AttemptUniforms(seed, n)  # State's uniforms; stream 0 read in blocks
         self._table: list = []  # backoff before retry k, as State computes it
         if self.mult == 1:  # the same backoff for every k
             self._d0 = float(min(self.cap, self.base * self.mult**0))
 
     def uniforms(self, F: np.ndarray) -> np.ndarray:
         """The uniform of each failed attempt's retry: request F[1], retry number F[2] + 1."""
-        if self._u is None:
-            # State draws rng.random((2, n, K)); stream 0 is its first n·K doubles
-            self._u = np.random.default_rng([self.seed, 0x5EED]).random(self.n * _K_PRE)
+        up = self._au.table  # stream 0 of State's up-front uniforms (rng.random((2, n, K)))
         if F[2].max() < _K_PRE - 1:
-            return self._u[(F[1] * _K_PRE + F[2] + 1.0).astype(np.int64)]
+            return up.take(0, (F[1] * _K_PRE + F[2] + 1.0).astype(np.int64))
         req, kk = F[1].astype(np.int64), F[2].astype(np.int64) + 1
         low = kk < _K_PRE
         u = np.empty(req.size)
-        u[low] = self._u[req[low] * _K_PRE + kk[low]]
+        u[low] = up.take(0, req[low] * _K_PRE + kk[low])
         high = np.flatnonzero(~low)
         if high.size > 8:
             u[high] = hashed_uniforms(self.seed, req[high], kk[high], 0)
@@ -135,17 +134,14 @@ class _Retry:
         at a queue bound refuses ~1,000 rows/s, each through this function."""
         if self.jitter != "full" or self.mult != 1 or self.sup is not None:
             return self.one
-        if self._u is None:
-            self.uniforms(np.zeros((6, 1)))  # draws stream 0
-        ul = self._u.data  # a memoryview: Python floats on indexing, no list of them
-        max_att, d0, md, pat, fin, seed = (self.max_att, self._d0, self.min_delay, self.patience,
-                                           self.finite_patience, self.seed)
+        uk = self._au.retry  # stream 0 (hashed from attempt K_PRE on), as State reads it
+        max_att, d0, md, pat, fin = self.max_att, self._d0, self.min_delay, self.patience, self.finite_patience
 
         def one(t, req, before, prevd, first):
             if before + 1.0 >= max_att:
                 return None
             i, k = int(req), int(before) + 1
-            d = (ul[i * _K_PRE + k] if k < _K_PRE else hashed_uniform(seed, i, k, 0)) * d0
+            d = uk(i, k) * d0
             if d < md:
                 d = md
             if fin and t + d - first > pat:
@@ -164,12 +160,7 @@ class _Retry:
         if sup is not None and sup.start_ms <= t < sup.end_ms:
             return None
         i, k = int(req), int(before) + 1
-        if k < _K_PRE:
-            if self._u is None:
-                self.uniforms(np.zeros((6, 1)))  # draws stream 0
-            u = float(self._u[i * _K_PRE + k])
-        else:
-            u = hashed_uniform(self.seed, i, k, 0)
+        u = self._au.retry(i, k)
         base, cap = self.base, self.cap
         if self.jitter == "decorrelated":
             prev = prevd if prevd != 0.0 else float(base)
@@ -293,7 +284,7 @@ def run_chunked(sc: Scenario, seed: int) -> Run | None:
     arr = _as_reached(arr)
     n = arr.size
     n_in = int(np.searchsorted(arr, H, "right"))  # arrivals the run reaches
-    arr_l = arr[:n_in].tolist()
+    arr_in = arr[:n_in]
     retry = _Retry(sc, seed, n)
     one = None  # retry.one for refused rows, made at the first refusal
     so, sd = sc.second_owner, sc.slow_db
@@ -305,13 +296,18 @@ def run_chunked(sc: Scenario, seed: int) -> Run | None:
     # delay before it (0 for a first try), the request's first send, and the failure that sent
     # it (NaN for a first try; −t for a timeout at t, +t for a refusal at t). Retries sent at one
     # instant by one failure keep the event loop's order (its push order) through stable sorts.
-    users = np.zeros((6, n_in))
-    users[0] = users[4] = arr[:n_in]
-    users[1] = np.arange(n_in)
-    users[5] = np.nan
-    held = users[:, :0]  # the batch left open at the end of the last chunk
+
+    def users(lo: int, hi: int) -> np.ndarray:
+        """Users ``lo`` to ``hi − 1`` as first tries (built a chunk at a time, not for the whole run)."""
+        u = np.zeros((6, hi - lo))
+        u[0] = u[4] = arr_in[lo:hi]
+        u[1] = np.arange(lo, hi)
+        u[5] = np.nan
+        return u
+
+    held = np.zeros((6, 0))  # the batch left open at the end of the last chunk
     held_o = 0.0  # … and when it opened
-    pool = users[:, :0]  # sends known and not yet made: retries, and sends after a refusal
+    pool = np.zeros((6, 0))  # sends known and not yet made: retries, and sends after a refusal
     r_send, r_to, r_gave, r_served = [], [], [], []  # event times, chunk by chunk (each sorted)
     r_key: list = []  # the sends' failure keys
     b_close, b_start = [], []  # per batch accepted into the queue: its close and its take
@@ -337,8 +333,8 @@ def run_chunked(sc: Scenario, seed: int) -> Run | None:
         nh = held.shape[1]
         end = (held_o if nh else c) + M  # every send before ``end`` is known
         last = not end <= H
-        aj = n_in if last else bisect_left(arr_l, end, ai)
-        parts = [held, users[:, ai:aj]]
+        aj = n_in if last else max(ai, int(np.searchsorted(arr_in, end, "left")))
+        parts = [held, users(ai, aj)]
         ai = aj
         if pool.shape[1]:
             due = pool[0] <= H if last else pool[0] < end

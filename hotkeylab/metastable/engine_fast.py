@@ -14,7 +14,6 @@ deadline drop, budgets, client throttle, restart) and any run the chunked path d
 from __future__ import annotations
 
 import math
-from collections import deque
 from heapq import heappop, heappush
 
 from ..sim import RunStatus
@@ -23,6 +22,7 @@ from .engine_chunked import run_chunked
 from .scenario import Scenario
 
 _TIMER, _DONE, _SEND, _RESTART = range(4)
+_ARR_BLOCK = 1 << 16  # arrival times converted to Python floats at a time
 
 
 def run_fast(sc: Scenario, seed: int):
@@ -34,11 +34,15 @@ def run_fast(sc: Scenario, seed: int):
 def run_loop(sc: Scenario, seed: int):
     """The event loop: every event of the SimPy engine, in the same order."""
     S = State(sc, seed)
-    arr = S.arr_t.tolist()
-    n_arr = len(arr)
+    arr_t = S.arr_t
+    n_arr = arr_t.size
+    # the arrival times as Python floats, a block at a time (a list of all would cost 32 B each)
+    arr = arr_t[:_ARR_BLOCK].tolist()
+    a0 = 0  # index of arr[0]
+    S.reserve(len(arr))  # room for the requests of this block
+    ta = arr[0] if arr else math.inf  # the next arrival's time
     H, cap = sc.horizon_ms, sc.max_events
-    M, T, K = sc.timeout_ms, sc.batch_max_wait_ms, sc.batch_max_rows
-    finite_m = not math.isinf(M)
+    T, K = sc.batch_max_wait_ms, sc.batch_max_rows
     leader = sc.batcher == "leader"  # leader/follower: no timer, the batch closes when the thread is free
     heap: list = []
     seq = 0
@@ -54,23 +58,26 @@ def run_loop(sc: Scenario, seed: int):
     att_req, att_deadline, att_status = S.att_req, S.att_deadline, S.att_status
     first_t, t_offered = S.first_t, S._t_offered
     inf = math.inf
-    # Client timers: every attempt's deadline is its send time + M, and attempts are sent in time
-    # order, so the timers fire in the order they were set: a FIFO, not a heap.
-    timers: deque = deque()
+    # Client timers: every attempt's deadline is its send time + M, and attempts are numbered in
+    # the order they are sent, so the timers fire in attempt order: the next one to fire is the
+    # first attempt from ``tx`` on that is still pending (answered, refused or throttled ones have
+    # no timer event). A pointer, not a heap or a queue of attempt ids.
+    tx = 0
 
     while True:
-        ta = arr[ai] if ai < n_arr else inf
         th = heap[0][0] if heap else inf
-        while timers and att_status[timers[0]]:  # answered before its deadline: no event
-            timers.popleft()
-        td = att_deadline[timers[0]] if timers else inf
+        n_sent = len(att_status)
+        while tx < n_sent and att_status[tx]:  # no longer pending: its timer is no event
+            tx += 1
+        td = att_deadline[tx] if tx < n_sent else inf
         if td < ta and td < th:
             if td > H:
                 break
             if events >= cap:
                 break
             events += 1
-            x = timers.popleft()
+            x = tx
+            tx += 1
             if timeout(x, td):
                 d = fail(att_req[x], td)
                 if d is not None:
@@ -88,6 +95,16 @@ def run_loop(sc: Scenario, seed: int):
             t = ta
             i = ai
             ai += 1
+            j = ai - a0
+            if j < len(arr):
+                ta = arr[j]
+            elif ai < n_arr:
+                arr = arr_t[ai : ai + _ARR_BLOCK].tolist()
+                a0 = ai
+                S.reserve(ai + len(arr))
+                ta = arr[0]
+            else:
+                ta = inf
             first_t[i] = t  # S.arrive(i, t), inlined
             t_offered.append(t)
             kind = _SEND
@@ -119,8 +136,6 @@ def run_loop(sc: Scenario, seed: int):
                     heappush(heap, (t + d, seq, _SEND, i))
                     seq += 1
                 continue
-            if finite_m:
-                timers.append(a)
             if not batch and not leader:
                 gen += 1
                 heappush(heap, (t + T, seq, _TIMER, gen))
@@ -133,9 +148,10 @@ def run_loop(sc: Scenario, seed: int):
             atts, batch = batch, []
             gen += 1
             for a in S.close_batch(atts, t):
-                d = fail(att_req[a], t)
+                i = att_req[a]
+                d = fail(i, t)
                 if d is not None:
-                    heappush(heap, (t + d, seq, _SEND, att_req[a]))
+                    heappush(heap, (t + d, seq, _SEND, i))
                     seq += 1
             if S.busy:
                 continue
@@ -151,9 +167,9 @@ def run_loop(sc: Scenario, seed: int):
             seq += 1
 
     nxt = min(
-        arr[ai] if ai < n_arr else inf,
+        ta,
         heap[0][0] if heap else inf,
-        att_deadline[timers[0]] if timers else inf,
+        att_deadline[tx] if tx < len(att_status) and not att_status[tx] else inf,
     )
     truncated = events >= cap and nxt <= H
     t_end = t if truncated else H

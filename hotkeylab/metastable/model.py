@@ -60,7 +60,7 @@ class _World:
 
 def users(env, w: _World):
     """User requests reach system A (Poisson; the peak and degrading already applied)."""
-    for i, t in enumerate(w.state.arr_t.tolist()):
+    for i, t in enumerate(map(float, w.state.arr_t)):
         yield env.timeout(t - env.now)
         env.process(client(env, w, i))
 

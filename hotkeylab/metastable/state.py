@@ -11,6 +11,7 @@ Random numbers never depend on event order (:mod:`.rng`, :mod:`.arrivals`). Time
 from __future__ import annotations
 
 import math
+from array import array
 from collections import deque
 from dataclasses import dataclass
 
@@ -20,6 +21,7 @@ from .rng import AttemptUniforms
 from .scenario import GrpcThrottle, PercentBudget, Scenario
 
 PENDING, SERVED, TIMED_OUT, REJECTED = 0, 1, 2, 3
+GROW = 1 << 16  # per-request arrays grow by this many requests at a time
 WINDOW_COUNTERS = (
     "offered",  # new user requests reaching system A (per s)
     "degraded",  # user requests shed upstream by degrading (per s)
@@ -70,22 +72,25 @@ class State:
         # two servers with their own queues (B and C) only when there is a second owner to have one
         self.owner_mode = bool(sc.owner_queues and sc.second_owner is not None)
         levels = WINDOW_LEVELS + (("queue_c",) if self.owner_mode else ())
-        self.rec = Recorder(sc.horizon_ms, sc.window_ms, counters=counters, levels=levels, weighted=_WEIGHTED)
+        self.rec = Recorder(sc.horizon_ms, sc.window_ms, counters=counters, levels=levels, weighted=_WEIGHTED,
+                            typed=True)
         self.rec.times("degraded").extend(shed.tolist())
         tl = self.rec.times
         self._t_offered, self._t_attempts, self._t_retries = tl("offered"), tl("attempts"), tl("retries")
         self._t_timeouts, self._t_rejected, self._t_gave_up = tl("timeouts"), tl("rejected"), tl("gave_up")
-        # per user request
-        self.first_t = [0.0] * n
-        self.n_att = [0] * n
-        self.prev_delay = [0.0] * n
-        self.outcome = [PENDING] * n
-        self.last_fail = [PENDING] * n
+        # per user request, in typed arrays (8 or 1 bytes each: a run may hold millions), grown
+        # as the requests arrive (:meth:`reserve`): a run cut short by its event cap never holds
+        # the requests it did not reach
+        self.first_t = array("d")
+        self.n_att = array("q")
+        self.prev_delay = array("d")
+        self.outcome = bytearray()  # PENDING (0) until the request is answered or given up
+        self.last_fail = bytearray()
         self.n_arrived = 0
         # per attempt
-        self.att_req: list[int] = []
-        self.att_deadline: list[float] = []
-        self.att_status: list[int] = []
+        self.att_req = array("i" if n < 2**31 else "q")
+        self.att_deadline = array("d")
+        self.att_status = bytearray()
         # server
         self.queues: tuple[deque, deque] = (deque(), deque())  # B's, and C's with owner_queues
         self.queue: deque = self.queues[0]
@@ -109,7 +114,6 @@ class State:
         self._thr_acc: deque = deque()
         self.budget_denied = 0
         self.throttled = 0
-        self._rows_in = 0
         # the policy's fields, looked up once (these methods run once per attempt)
         pol = sc.retry
         self._M = sc.timeout_ms
@@ -121,13 +125,31 @@ class State:
         self._suppress = sc.suppress_retries
         self._jitter = pol.jitter
         self._base, self._mult, self._cap = pol.base_ms, pol.multiplier, pol.cap_ms
+        # no backoff (multiplier 1): every retry's delay before jitter is min(cap, base), the
+        # same float as min(cap, base × 1^(k−1)); looked up once instead of a power per retry
+        self._flat_d = min(pol.cap_ms, pol.base_ms * 1.0) if pol.multiplier == 1 else None
         self._min_delay, self._patience = pol.min_delay_ms, pol.patience_ms
         self._stretch = sc.stretch_retries
         self._retry_uniform, self._throttle_uniform = self.uniforms.retry, self.uniforms.throttle
 
     # ------------------------------------------------------------------ clients
+    def reserve(self, m: int) -> None:
+        """Make room for requests ``0 … m − 1`` (at least :data:`GROW` more at a time, at most
+        all the arrivals)."""
+        have = len(self.first_t)
+        m = min(self.arr_t.size, max(m, have + GROW))
+        if m > have:
+            z8 = bytes(8 * (m - have))
+            self.first_t.frombytes(z8)
+            self.n_att.frombytes(z8)
+            self.prev_delay.frombytes(z8)
+            self.outcome.extend(bytes(m - have))
+            self.last_fail.extend(bytes(m - have))
+
     def arrive(self, i: int, t: float) -> None:
         """User request ``i`` reaches the client at ``t``."""
+        if i >= len(self.first_t):
+            self.reserve(i + 1)
         self.first_t[i] = t
         self.n_arrived += 1
         self._t_offered.append(t)
@@ -161,17 +183,13 @@ class State:
                 self.throttled += 1
                 self._reject(a, t)
                 return None
-        self._rows_in += 1
         return a
 
     def _reject(self, a: int, t: float) -> None:
         self.att_status[a] = REJECTED
         self.last_fail[self.att_req[a]] = REJECTED
         self._t_rejected.append(t)
-        self._on_attempt_failed()
-
-    def _on_attempt_failed(self) -> None:
-        if self._grpc:
+        if self._grpc:  # a failed attempt costs the gRPC throttle a token
             self.tokens = max(0.0, self.tokens - 1.0)
 
     def timeout(self, a: int, t: float) -> bool:
@@ -201,7 +219,7 @@ class State:
                 hi = max(base, 3.0 * prev)
                 d = min(cap, base + u * (hi - base))
             else:
-                d = min(cap, _grown(base, self._mult, k - 1))
+                d = self._flat_d if self._flat_d is not None else min(cap, _grown(base, self._mult, k - 1))
                 if jitter == "full":
                     d = u * d
                 elif jitter == "equal":
@@ -259,8 +277,14 @@ class State:
         lim = self.sc.queue_limit
         if lim is not None and self.busy and len(q) >= lim:
             self.rows["rejected"] += len(atts)
-            for a in atts:
-                self._reject(a, t)
+            st, lf, req, rej = self.att_status, self.last_fail, self.att_req, self._t_rejected
+            for a in atts:  # _reject(a, t), inlined: a stuck run refuses every row this way
+                st[a] = REJECTED
+                lf[req[a]] = REJECTED
+                rej.append(t)
+            if self._grpc:
+                for _ in atts:
+                    self.tokens = max(0.0, self.tokens - 1.0)
             return atts
         if not self.queue and not self.queues[1]:
             self.last_empty_t = t

@@ -47,9 +47,10 @@ WHATIF_RETRY = "seed: retry after 0–50 ms, no cap"
 WHATIF_START_MS = 10_000.0
 WHATIF_HORIZON_MS = 120_000.0
 #: The widget's event cap. The default settings use 0.33 M events, 1400/s 0.69 M; the busiest
-#: slider settings (1400/s with M = 50 ms, or patience 2 s) would run to the scenario's 6e6
-#: (two minutes, 1.8 GB at the largest load the widget takes, 1e5/s). At this cap a run ends in
-#: ~13 s and 300 MB (1e5/s, measured on 2 loaded cores), and the figure says where it stopped.
+#: slider settings (1400/s with M = 50 ms, or patience 2 s) would run to the scenario's cap
+#: (:data:`~.scenario.MAX_EVENTS`, ~30 s at the largest load the widget takes, 1e5/s): too long
+#: for a slider. At this cap a run ends in ~13 s (1e5/s, measured on 2 loaded cores), and the
+#: figure says where it stopped.
 WHATIF_MAX_EVENTS = 750_000
 
 
