@@ -435,7 +435,7 @@ def test_worked_numbers_in_the_prose_come_from_the_scenario():
         f"3 × N = {3 * N:g} ms",
         f"{lam / (R + 1):.0f} users/s each sent twice are {lam:.0f} attempts/s",
         f"After a {M:g} ms timeout a retry still fits the {P:g} ms patience only if its delay is below {P - M:g} ms",
-        f"between 0 and {cap:g}·f ms that happens with probability min(1, {(P - M) / cap:g}/f)",
+        f"between 0 and {cap:g}·σ ms that happens with probability min(1, {(P - M) / cap:g}/σ)",
         f"N̄ = {(N + NC) / 2:g} ms",
         f"| N | time of one merged commit (合并提交), the lock held | {N:g} ms in B, {NC:g} ms from C |",
         f"37 (C alone, 1000/{NC:g})",
