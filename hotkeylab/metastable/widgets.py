@@ -48,8 +48,8 @@ WHATIF_START_MS = 10_000.0
 WHATIF_HORIZON_MS = 120_000.0
 #: The widget's event cap. The default settings use 0.33 M events, 1400/s 0.69 M; the busiest
 #: slider settings (1400/s with M = 50 ms, or patience 2 s) would run to the scenario's cap
-#: (:data:`~.scenario.MAX_EVENTS`, ~30 s at the largest load the widget takes, 1e5/s): too long
-#: for a slider. At this cap a run ends in ~13 s (1e5/s, measured on 2 loaded cores), and the
+#: (:data:`~.scenario.MAX_EVENTS`: 18 s and 349 MB at the largest load the widget takes, 1e5/s,
+#: measured on 2 loaded cores): too long for a slider. At this cap a run ends in ~13 s (1e5/s, measured on 2 loaded cores), and the
 #: figure says where it stopped.
 WHATIF_MAX_EVENTS = 750_000
 
