@@ -20,17 +20,16 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, replace
 from pathlib import Path
-from types import SimpleNamespace
 
 import numpy as np
 
 from .. import capacity
 from ..csvdata import read_commented_csv, write_commented_csv
-from ..metastable import Scenario, Window, analysis, simulate
-from ..metastable.analysis import recovery
+from ..metastable import Scenario, Window, simulate
 from ..validate import check_int, check_number
 from .ledger import WINDOW_KEYS, Ledger
 from .scenario import SCALE, TURNS, check_supported, scaled, turn_scenario
+from .verdict import BLOCK_S, measured_verdict, verdict
 
 __all__ = ["SEEDS", "TOLERANCE", "BLOCK_S", "MeasuredRun", "model_scenario", "verdict", "measured_verdict",
            "turn_times", "compare_turn", "write_runs", "load_runs", "RUNS_CSV", "TIMELINE_CSV", "storm_attempts_per_user",
@@ -45,9 +44,6 @@ SEEDS = 20
 #: a measured time agrees with the model when it is within this share of the model's median, or
 #: inside the range the model's seeds span (ours: the stack is one run on a shared machine)
 TOLERANCE = 0.3
-#: 04's verdict block on the stack's clock (s): 04's ``BLOCK_S`` ×SCALE, like every other time on the
-#: stack (5 windows of 3 s). Measured runs and the model beside them are both judged by it (:func:`verdict`).
-BLOCK_S = analysis.BLOCK_S * SCALE
 _LEDGER_FIELDS = list(Ledger.__dataclass_fields__)
 
 
@@ -75,34 +71,6 @@ def scenario_of(turn: str, horizon_ms: float, scale: float = SCALE) -> Scenario:
 def model_scenario(run) -> Scenario:
     """The scenario the model runs beside ``run``: the stack's, with the measured N_B and N_C."""
     return replace(run.scenario, batch_ms=float(run.batch_ms_b), cross_batch_ms=float(run.batch_ms_c))
-
-
-def verdict(run, scale: float = SCALE) -> tuple[bool, float | None]:
-    """04's ``recovery`` on 04's own clock: ``(recovered, seconds from the isolation, stack clock)``.
-
-    ``run`` is a measured run or a model run on the scaled scenario. Its times are divided by
-    ``scale`` before 04's ``recovery`` reads them, so 04's 5-s block (goodput ≥ 90% of offered in
-    every block from some block on after the trigger) is ``5 × scale`` s here, and the time it
-    returns is multiplied back. Shares (goodput / offered) do not change with the clock. ``scale=1``
-    is ``recovery`` on the stack's clock itself: 5 s rounded to whole 3-s windows, 6 s."""
-    s = check_number("scale", scale, low=0.5, high=20.0)
-    sc = run.scenario
-    trig = sc.trigger_window
-    on_04 = SimpleNamespace(window_ms=sc.window_ms / s, warmup_ms=sc.warmup_ms / s,
-                            trigger_window=None if trig is None else (trig[0] / s, trig[1] / s))
-    status = getattr(run, "status", None)
-    t_end_ms = sc.horizon_ms if status is None else status.t_end_ms
-    shim = SimpleNamespace(truncated=bool(getattr(run, "truncated", False)), scenario=on_04,
-                           windows={"t": np.asarray(run.windows["t"], dtype=float) / s,
-                                    "goodput": run.windows["goodput"], "offered": run.windows["offered"]},
-                           status=SimpleNamespace(t_end_ms=t_end_ms / s))
-    rec, after_s = recovery(shim)
-    return rec, None if after_s is None else after_s * s
-
-
-def measured_verdict(run) -> tuple[bool, float | None]:
-    """:func:`verdict` of a measured timeline: ``(recovered, seconds from the isolation)``."""
-    return verdict(run)
 
 
 def _first(t, cond, after: float) -> float:
