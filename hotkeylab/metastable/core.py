@@ -16,7 +16,8 @@ from .arrivals import as_reached as _as_reached
 from .rng import K_PRE as _K_PRE
 from .rng import _splitmix, hashed_uniform, hashed_uniforms
 from .scenario import Scenario
-from .state import (
+from .state import State
+from .terms import (
     _WEIGHTED,
     PENDING,
     REJECTED,
@@ -25,7 +26,6 @@ from .state import (
     WINDOW_COUNTERS,
     WINDOW_LEVELS,
     Batch,
-    State,
     _grown,
 )
 

@@ -19,7 +19,8 @@ import simpy
 from ..sim import RunStatus
 from .core import finish_run
 from .scenario import Scenario
-from .state import REJECTED, SERVED, State
+from .state import State
+from .terms import REJECTED, SERVED
 
 
 class _World:

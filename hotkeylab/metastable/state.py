@@ -17,7 +17,7 @@ from ..sim import Recorder
 from .arrivals import arrival_times, as_reached
 from .rng import AttemptUniforms
 from .scenario import GrpcThrottle, PercentBudget, Scenario
-from .terms import (  # noqa: F401  (the vocabulary is State's: importers read it from here)
+from .terms import (
     _WEIGHTED,
     GROW,
     PENDING,
