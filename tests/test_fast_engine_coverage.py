@@ -82,3 +82,73 @@ def test_a_send_on_the_restart_instant_hands_back():
     assert run_chunked(tied, 1) is None
     _assert_same_run(simulate(tied, seed=1), run_loop(tied, 1))
     assert first.ledger.check() is None or True
+
+
+def test_a_run_on_course_past_the_cap_goes_to_the_loop_early(monkeypatch):
+    """A batch per send (``batch_max_wait_ms=0``) with a cap at 40 % of the run's events: the
+    chunked path, which cannot stop at the cap, hands the run to the loop within the first quarter
+    of its horizon instead of giving up at the cap; the run is the loop's."""
+    import hotkeylab.metastable.engine_chunked as ec
+
+    full = run_loop(replace(SHORT30, batch_max_wait_ms=0.0), 2)
+    assert not full.status.truncated
+    sc = replace(SHORT30, batch_max_wait_ms=0.0, max_events=int(0.4 * full.status.events))
+    said = []
+    real = ec.on_course_past_cap
+
+    def spy(events, t, H, cap):
+        hit = real(events, t, H, cap)
+        if hit:
+            said.append(t)
+        return hit
+
+    monkeypatch.setattr(ec, "on_course_past_cap", spy)
+    assert run_chunked(sc, seed=2) is None
+    assert said and said[0] <= sc.horizon_ms / 4
+    ref = run_loop(sc, seed=2)
+    assert ref.status.truncated
+    _assert_same_run(simulate(sc, seed=2), ref)
+
+
+def test_a_run_under_the_cap_is_not_handed_back_by_the_projection():
+    """The projection leaves the chunked path a run that ends below its cap (here 0.9 of it)."""
+    full = run_loop(replace(SHORT30, batch_max_wait_ms=0.0), 2)
+    sc = replace(SHORT30, batch_max_wait_ms=0.0, max_events=int(full.status.events / 0.9))
+    chunked = run_chunked(sc, seed=2)
+    assert chunked is not None
+    _assert_same_run(chunked, run_loop(sc, seed=2))
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.tuples(st.floats(0.0, 50.0), st.integers(0, 3), st.integers(0, 4)), max_size=60),
+       st.floats(0.05, 20.0), st.floats(10.0, 200.0))
+def test_the_event_calendar_pops_in_one_heaps_order(steps, w, H):
+    """:class:`_Calendar` against one heap of ``(t, seq, kind, x)``: each step pushes an event
+    ``dt`` after the last popped time and pops ``pops`` events; the popped sequences are equal
+    (events after the horizon are never popped by either: the loop stops there)."""
+    from heapq import heappop, heappush
+
+    from hotkeylab.metastable.engine_fast import _Calendar
+
+    cal, ref, seq = _Calendar(H, w), [], 0
+    now, got, want = 0.0, [], []
+    for dt, kind, pops in steps:
+        seq += 1
+        cal.push(now + dt, kind, seq)
+        if now + dt <= H:
+            heappush(ref, (now + dt, seq, kind, seq))
+        for _ in range(pops):
+            if not cal.heap:
+                cal.refill()
+            if not cal.heap:
+                assert not ref
+                break
+            item = heappop(cal.heap)
+            got.append(item)
+            want.append(heappop(ref))
+            now = item[0]
+    while cal.heap or cal.refill():
+        got.append(heappop(cal.heap))
+        want.append(heappop(ref))
+    assert not ref
+    assert [(t, k, x) for t, _, k, x in got] == [(t, k, x) for t, _, k, x in want]  # (seq: its own)

@@ -63,8 +63,21 @@ MIN_STEP_MS = 10.0
 #: 1e5/s) the refusals would cost more than the event loop's few µs per event, and grow
 #: quadratically (1e6/s at a queue bound: minutes). The loop gives the same run.
 MAX_REFUSAL_SENDS = 1 << 14
+#: A run that, after this share of its horizon, has made events at a rate that would reach
+#: ``_PROJECT_OVER`` × the event cap by the horizon goes to the event loop at once: the chunked
+#: path cannot end at the cap, so it would give up there and the loop would run it again (a
+#: batch per send, ``batch_max_wait_ms=0``: 10 s lost). Only the engine's speed depends on it.
+_PROJECT_AFTER = 0.125
+_PROJECT_OVER = 1.25
 
 _EMPTY = np.empty(0)
+
+
+def on_course_past_cap(events: int, t: float, H: float, cap: int) -> bool:
+    """True if a run that has made ``events`` events by ``t`` (at least :data:`_PROJECT_AFTER`
+    of its horizon ``H``) makes them at a rate that reaches :data:`_PROJECT_OVER` × ``cap`` by
+    ``H``."""
+    return t >= H * _PROJECT_AFTER and events * (H / t) > _PROJECT_OVER * cap
 
 
 def eligible(sc: Scenario) -> bool:
@@ -551,6 +564,8 @@ def run_chunked(sc: Scenario, seed: int) -> Run | None:
                 r_served.append(d_att[d_att <= H])
             if n_sent + n_to + n_timers + n_done > cap:  # a lower bound of the loop's events
                 return None
+        if not last and on_course_past_cap(n_sent + n_to + n_timers + n_done, end, H, cap):
+            return None  # it could only give up at the cap (it cannot stop there): the loop runs it now
         held = A[:, p:]
         if last:
             break

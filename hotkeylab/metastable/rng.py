@@ -10,6 +10,8 @@
 
 from __future__ import annotations
 
+from array import array
+
 import numpy as np
 
 __all__ = ["K_PRE", "hashed_uniform", "hashed_uniforms", "up_front", "UpFront", "AttemptUniforms"]
@@ -132,7 +134,7 @@ class AttemptUniforms:
         self.table = UpFront(seed, n)
         self._views = self.table.views
         self._h_seed = _splitmix(seed)
-        self._h_req: dict = {}
+        self._h_req = array("Q")  # per request, its part of the hash (0: not computed yet)
 
     def uniform(self, i: int, k: int, stream: int) -> float:
         return self._stream(i, k, stream)
@@ -140,11 +142,12 @@ class AttemptUniforms:
     def _hashed(self, i: int, k: int, stream: int) -> float:
         """:func:`hashed_uniform`, with the request's part of the hash (two of its three
         splitmix rounds) kept per request: a throttled request retries dozens of times."""
-        h = self._h_req.get(i)
-        if h is None:
-            if len(self._h_req) >= (1 << 16):  # bounded: recomputing is cheap
-                self._h_req.clear()
-            h = self._h_req[i] = _splitmix(self._h_seed ^ i)
+        hr = self._h_req
+        if i >= len(hr):  # grown to the requests reached (8 B each; a run reaches ≤ its event cap)
+            hr.frombytes(bytes(8 * max(i + 1 - len(hr), len(hr), 1024)))
+        h = hr[i]
+        if not h:  # (a part that is 0 is recomputed each time: still correct)
+            h = hr[i] = _splitmix(self._h_seed ^ i)
         return (_splitmix(h ^ (k * 8 + stream)) >> 11) * (1.0 / (1 << 53))
 
     def _stream(self, i: int, k: int, stream: int) -> float:
