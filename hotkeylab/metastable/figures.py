@@ -49,8 +49,10 @@ def pipeline_diagram(sc: Scenario, ax=None):
         "queue": (6.15, 2.4, "queue of batches\nQueueMaxSize = "
                   + (f"{sc.queue_limit}" if sc.queue_limit is not None else "none")),
         "thread": (8.2, 2.4, f"one thread (server B)\nN = {sc.batch_ms:g} ms per\nmerged commit"),
-        "server_c": (8.2, 0.2, f"server C (far datacentre)\nN = {sc.cross_batch_ms:g} ms per\nmerged commit"),
-        "lock": (6.0, 0.2, "hot row lock\n(S2PL: one merged\ncommit at a time)"),
+        # C below the queue and the lock below B's thread: each owner's arrow runs straight down, and
+        # C's arrow to the lock runs along the bottom, so no two arrows cross
+        "server_c": (5.6, 0.2, f"server C (far datacentre)\nN = {sc.cross_batch_ms:g} ms per\nmerged commit"),
+        "lock": (8.2, 0.2, "hot row lock\n(S2PL: one merged\ncommit at a time)"),
     }
     w, h = 1.85, 1.25
     for key, (x, y, text) in boxes.items():
@@ -65,12 +67,13 @@ def pipeline_diagram(sc: Scenario, ax=None):
     y = 2.4 + h / 2
     for x0, x1 in ((0.0 + w, 2.05), (2.05 + w, 4.1), (4.1 + w, 6.15), (6.15 + w, 8.2)):
         arrow((x0 + 0.05, y), (x1 - 0.05, y))
-    arrow((8.2 + w / 2, 2.35), (6.0 + w, 0.2 + h * 0.8), colour=COLORS["owner_b"])
+    arrow((8.2 + w / 2, 2.35), (8.2 + w / 2, 0.2 + h + 0.05), colour=COLORS["owner_b"])
     # one queue, the owners alternate (the seed's simplification): every other batch is C's turn
-    ax.add_patch(FancyArrowPatch((6.15 + w * 0.8, 2.4), (8.2 + 0.3, 0.2 + h + 0.02), connectionstyle="arc3,rad=-0.2",
-                                 arrowstyle="-|>", mutation_scale=10, color=COLORS["owner_c"], lw=1.2, ls="--"))
-    ax.text(8.05, 1.95, "every other batch\nwhile C is an owner", fontsize=6.5, color=COLORS["owner_c"], ha="right")
-    arrow((8.15, 0.2 + h / 2), (6.0 + w + 0.05, 0.2 + h / 2), colour=COLORS["owner_c"])
+    ax.add_patch(FancyArrowPatch((6.15 + w / 2, 2.35), (6.15 + w / 2, 0.2 + h + 0.05), arrowstyle="-|>",
+                                 mutation_scale=10, color=COLORS["owner_c"], lw=1.2, ls="--"))
+    ax.text(6.15 + w / 2 - 0.1, 1.95, "every other batch\nwhile C is an owner", fontsize=6.5, color=COLORS["owner_c"],
+            ha="right", va="center")
+    arrow((5.6 + w + 0.05, 0.2 + h / 2), (8.2 - 0.05, 0.2 + h / 2), colour=COLORS["owner_c"])
     ax.add_patch(FancyArrowPatch((2.05 + 0.8 * w, 2.4 + h + 0.05), (2.05 + 0.2 * w, 2.4 + h + 0.05),
                                  connectionstyle="arc3,rad=0.6", arrowstyle="-|>", mutation_scale=10,
                                  color=COLORS["retries"], lw=1.5))
@@ -188,12 +191,15 @@ def batcher_rate_figure(sc: Scenario, simulated: Mapping[float, float] | None = 
         xs = sorted(simulated)
         ax.plot(xs, [simulated[x] for x in xs], "o", mfc="none", mec="black", mew=1.5, ms=9, zorder=6,
                 label="simulated (one run each)")
-    for x, text, off in ((sc.user_rate_per_s, "normal", (10, -42)),
-                         (sc.user_rate_per_s * (sc.peak.factor if sc.peak else 1.0), "peak", (-40, 30))):
+    # the normal load's label below and to the left of its point, the peak's above it: the two leader
+    # lines run away from each other and cannot cross
+    for x, text, off, ha, va in ((sc.user_rate_per_s, "normal", (-12, -27), "right", "top"),
+                                 (sc.user_rate_per_s * (sc.peak.factor if sc.peak else 1.0), "peak", (-40, 30),
+                                  "left", "baseline")):
         y = capacity.batcher_batch_rate(x, K, T)
         ax.plot([x], [y], "s", color=COLORS["timeouts"], ms=4, zorder=5)
         ax.annotate(f"{text}: {x:.0f}/s → {y:.1f} batches/s", (x, y), xytext=off, textcoords="offset points",
-                    fontsize=8, arrowprops=dict(arrowstyle="-", color="#888888", lw=0.8))
+                    fontsize=8, ha=ha, va=va, arrowprops=dict(arrowstyle="-", color="#888888", lw=0.8))
     plotting.decorate(ax, xlabel="user requests/s", ylabel="merged batches/s", legend=False)
     ax.set_ylim(0, 1.6 * cf["capacity_one_owner"])
     ax.legend(loc="upper left", fontsize=8)

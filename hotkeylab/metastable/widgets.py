@@ -104,8 +104,10 @@ class WhatIf(plotting.LiveFigure):
         for s in self.SERIES:
             self.line(s, color=COLORS[s], lw=2, label=plotting.LABELS[s], drawstyle="steps-post")
         # the users' line on top, dashed black, so the retries (often equal to it) cannot hide it
-        self.lines["offered"].set(color="black", ls=(0, (3, 3)), lw=1.0, zorder=5)
-        self.lines["retries"].set(lw=3.0, alpha=0.8)  # wide under the users' thin line: both visible
+        # retries (often equal to the users) as a wide light band under the users' dashed line:
+        # both stay visible
+        self.lines["offered"].set(color="black", ls=(0, (4, 2)), lw=1.3, zorder=5)
+        self.lines["retries"].set(lw=5.0, alpha=0.45)
         self.qax = plotting.queue_axis(ax, "queue (batches, log; floor = 0)")
         # symlog: the ~10-batch threshold stays visible beside 1000s; ticks at powers of ten only
         log_queue_axis(self.qax, 10.0)
