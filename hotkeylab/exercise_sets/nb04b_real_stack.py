@@ -24,7 +24,8 @@ def _run(turn: str):
 def drain_in_turns() -> float:
     """Seconds until B and C have committed everything queued once the upstream is cut, from the
     queues measured in the window where the degrade starts: B's at N_B each, and C's backlog at N_C
-    each, since C's thread takes the hot row's lock in turns with B until its backlog is gone."""
+    each. One hot row's lock serialises every commit, so the order in which B and C take it does not
+    change the total: it is the sum of the commit times."""
     run = _run("degrade")
     sc = run.scenario
     t = np.asarray(run.windows["t"])

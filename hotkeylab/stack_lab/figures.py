@@ -10,15 +10,17 @@ with the per-server bound and M/N drawn. :func:`ledger_bars` draws the nothing-l
 
 from __future__ import annotations
 
+import math
 import textwrap
 
 import numpy as np
 
 from .. import capacity, plotting
+from ..metastable.figures import log_queue_axis
 from ..plotting import COLORS
 from .scenario import TURN_LABELS
 
-__all__ = ["turn_panels", "four_turns", "ledger_bars", "legend_entries", "TURN_NAMES", "turn_name"]
+__all__ = ["turn_panels", "bounded_scale", "four_turns", "ledger_bars", "legend_entries", "TURN_NAMES", "turn_name"]
 
 #: the names the notebook shows: the data key "stuck" (files, code) is shown as "isolated", what was
 #: done to it, so the name does not answer the notebook's prediction 2 before it is asked
@@ -53,11 +55,22 @@ def _model_stack(models, key):
     return np.vstack([np.asarray(m.windows[key], dtype=float) for m in models])
 
 
-def _band(ax, t, models, key, label):
+def _band(ax, t, models, key, label=None, color="black"):
+    """The range the model's seeds span for ``key`` (gold, edged so that a narrow range still shows as
+    a gold line) and, with a ``label``, their median (dashed)."""
     v = _model_stack(models, key)
-    ax.fill_between(t, v.min(axis=0), v.max(axis=0), color=MODEL_BAND, alpha=0.45, lw=0,
-                    label=f"model: range of {len(models)} random seeds")
-    ax.plot(t, np.median(v, axis=0), color="black", ls="--", lw=1.2, label=label)
+    lo, hi = v.min(axis=0), v.max(axis=0)
+    ax.fill_between(t, lo, hi, color=MODEL_BAND, alpha=0.45, lw=0, label=f"model: range of {len(models)} random seeds")
+    for edge in (lo, hi):
+        ax.plot(t, edge, color=MODEL_BAND, lw=1.0, zorder=2)
+    if label is not None:
+        ax.plot(t, np.median(v, axis=0), color=color, ls="--", lw=1.2, zorder=3, label=label)
+
+
+def bounded_scale(run) -> bool:
+    """True for a turn whose queue bound lies below M/N: its queue panel gets its own linear scale."""
+    sc = run.scenario
+    return sc.queue_limit is not None and sc.queue_limit < capacity.critical_queue_length(sc.timeout_ms, run.batch_ms_b)
 
 
 def turn_panels(run, models, axes, *, legend: bool = False):
@@ -75,13 +88,15 @@ def turn_panels(run, models, axes, *, legend: bool = False):
     top.plot(t, w["offered"], color=COLORS["offered"], lw=2, zorder=4, label="user requests/s (measured)")
     top.plot(t, w["goodput"], color=COLORS["goodput"], lw=2.2, zorder=6, label="goodput/s (measured)")
     _band(top, mt, models, "goodput", "goodput/s, model median")
-    top.plot(mt, np.median(_model_stack(models, "attempts"), axis=0), color=COLORS["retries"], ls="--", lw=1,
-             zorder=3, label="attempts/s, model median")
+    _band(top, mt, models, "attempts", "attempts/s, model median", color=COLORS["retries"])
     bot.plot(t, w["queue"], color=COLORS["queue"], lw=2, zorder=4, label="queue, B + C (measured)")
     _band(bot, mt, models, "queue", "queue, model median")
     crit = capacity.critical_queue_length(sc.timeout_ms, run.batch_ms_b)
     bot.axhline(crit, color=COLORS["capacity"], ls=":", lw=1.5, label="M/N = M / N_B (the run's measured N_B)")
-    if sc.queue_limit is not None and sc.queue_limit < crit:
+    if not bounded_scale(run):   # the log queue axis (four_turns) leaves room above the line, left of the trigger
+        bot.text(0.02, crit * 1.15, f"M/N = {crit:.1f}", transform=bot.get_yaxis_transform(), ha="left", va="bottom",
+                 fontsize=7, color=COLORS["capacity"], bbox={"facecolor": "white", "alpha": 0.8, "lw": 0, "pad": 0.5})
+    if bounded_scale(run):
         lim = sc.queue_limit
         bot.plot(t, w["queue_b"], color=COLORS["queue"], lw=1, ls="-.", zorder=4, label="queue of B alone (measured)")
         bot.axhline(lim, color=COLORS["rejected"], ls="--", lw=1.2, label=f"QueueMaxSize = {lim} per server")
@@ -97,7 +112,7 @@ def turn_panels(run, models, axes, *, legend: bool = False):
                  color=COLORS["rejected"], **lab)
         bot.text(0.99, lim, f"QueueMaxSize = {lim}", va="bottom", color=COLORS["rejected"], **lab)
         bot.text(0.02, 0.95, "own queue scale", transform=bot.transAxes, ha="left", va="top", fontsize=8)
-    if sc.queue_limit is not None and sc.queue_limit < crit and sc.second_owner is not None:
+    if bounded_scale(run) and sc.second_owner is not None:
         # the measured goodput while C is an owner lies on the floor of the panel: say what it is there
         so = sc.second_owner
         t0, t1 = so.start_ms / 1e3, min(so.end_ms / 1e3, horizon_s)
@@ -139,7 +154,7 @@ def four_turns(runs, comparisons):
     widths = [r.scenario.horizon_ms for r in runs]
     fig, axes = plt.subplots(2, n, figsize=(3.4 * n + 3.4, 6.2), width_ratios=widths, layout="constrained")
     axes = np.asarray(axes).reshape(2, n)
-    shared = [k for k, r in enumerate(runs) if r.scenario.queue_limit is None or r.scenario.queue_limit >= 100]
+    shared = [k for k, r in enumerate(runs) if not bounded_scale(r)]
     for k in range(1, n):  # share before drawing, so the shared limits cover every column's data
         axes[0, k].sharey(axes[0, 0])
         if k in shared and k != shared[0]:
@@ -150,22 +165,28 @@ def four_turns(runs, comparisons):
     ymax = max(float(np.nanmax(ln.get_ydata())) for ax in axes[0] for ln in ax.get_lines() if len(ln.get_ydata()))
     # and a little room below zero, so a line at zero (goodput in a storm) is drawn above the axis, not on it
     axes[0, 0].set_ylim(-0.03 * ymax, 1.12 * ymax)
+    if shared:  # the shared queue axes on a log scale above one batch, so M/N (about 12) shows beside 500
+        qmax = max(float(np.nanmax(ln.get_ydata())) for k in shared for ln in axes[1, k].get_lines()
+                   if len(ln.get_ydata()))
+        log_queue_axis(axes[1, shared[0]], 10.0 ** math.ceil(math.log10(max(qmax, 10.0)) + 0.05))
     for row in axes:  # one legend per row, with every entry of every column (the last turn has no degrade)
         handles, labels = legend_entries(row)
         row[-1].legend(handles, labels, loc="upper left", bbox_to_anchor=(1.02, 1.0), fontsize=8)
     axes[0, 0].set_ylabel("requests per second\n(users, attempts, goodput)")
-    axes[1, 0].set_ylabel("batches waiting, B + C")
+    axes[1, 0].set_ylabel("batches waiting, B + C\n(log above 1, linear below;\nfloor = 0, empty)")
     return fig, axes
 
 
 def ledger_bars(runs, ax=None):
     """For each run, side by side: rows in t_trans (database), rows the servers committed, answers +
-    wasted (load generator; equal to both when nothing is lost) and the attempts rejected at the door."""
+    wasted (load generator; equal to both when nothing is lost) and the attempts rejected at the door.
+    Each run is labelled with its length: runs of different lengths are compared within a run, not across."""
     import matplotlib.pyplot as plt
 
     if ax is None:
         _, ax = plt.subplots(figsize=(8.5, 4.6), layout="constrained")
-    names = [turn_name(r.turn) for r in runs]
+    # each run's length beside its name: the runs are not equally long, so bars compare within a run only
+    names = [f"{turn_name(r.turn)}\n({r.scenario.horizon_ms / 1e3:.0f}-s run)" for r in runs]
     y = np.arange(len(runs))
     h = 0.2
     db = np.array([r.ledger.db_rows for r in runs], dtype=float)
