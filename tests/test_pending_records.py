@@ -684,7 +684,7 @@ def test_exercises_accept_the_computed_answers_and_refuse_others():
         "06.scan_timeout_backlog": (ex.scan_timeout_backlog(), 59_900),
         "06.overlap_at_replenish": (ex.overlap_at_replenish(), (100 + 600 * 240) / 30_000),
         "06.starve_backlog": (ex.starve_backlog(), (12 - 2 - 1) * 30_000 - 100),
-        "06.safe_row_limit": (ex.safe_row_limit(), 6133),
+        "06.safe_row_limit": (ex.safe_row_limit(), math.floor(0.8 * (30_000 - 100) / (0.5 + 2.9))),
         "06.drain_minutes": (ex.drain_minutes(), 324_000 / (100 - 0.6) / 60),
         "06.cancelled_expiry": (ex.cancelled_with_expiry(), _fix_with_expiry("1 + 2 + 3. row limit, drain", ex.EXPIRY_MS).records.cancelled),
     }

@@ -14,7 +14,8 @@ _SC = pr.SEED_INCIDENT
 TIMEOUT_MS = 60_000.0  # exercise 1: the batch's timeout doubled
 REPLENISH_MS = 300_000.0  # exercise 2: the stock back at 5 min
 SLOTS = 12  # exercise 3: a bigger primary
-SAFETY = 0.8  # exercise 4
+SAFETY = 0.8  # exercise 4: the seed's safety factor on the count
+SCAN_MS_PER_ROW = 0.5  # exercise 4: a scan at half our cost per row (the notebook prints the limit at ours)
 DRAIN_LIMIT = 3000  # exercise 5: a smaller row limit
 EXPIRY_MS = 2_400_000.0  # exercise 6: a 40-minute expiry (45 min gave the number the notebook prints for "row limit from the start")
 
@@ -45,18 +46,22 @@ def starve_backlog() -> float:
 
 
 @numeric("06.safe_row_limit", rel=0.001, unit="rows",
-         hint="A run with row limit k costs a + (s + p) × k, so at most (T − a) / (s + p) rows fit in T; "
-         f"the seed's safety factor multiplies that count: {SAFETY} × it, rounded down.")  # fmt: skip
+         hint=f"A run with row limit k costs a + (s + p) × k, so at most (T − a) / (s + p) rows fit in T, "
+         f"here with s = {SCAN_MS_PER_ROW} ms a row; the seed's safety factor multiplies that count: "
+         f"{SAFETY} × it, rounded down.")  # fmt: skip
 def safe_row_limit() -> int:
-    """SEED_INCIDENT: the largest row limit k ≤ 0.8 × (T − a) / (s + p), whatever the backlog (the
-    seed's form QueueMaxSize < M/N × 安全系数: the safety factor on the count)."""
+    """SEED_INCIDENT with a scan of 0.5 ms a row: the largest row limit k ≤ 0.8 × (T − a) / (s + p),
+    whatever the backlog (the seed's form QueueMaxSize < M/N × 安全系数: the safety factor on the
+    count)."""
+    sc = replace(_SC, scan_ms_per_row=SCAN_MS_PER_ROW)
     return pr.largest_safe_row_limit(
-        _SC.batch_timeout_ms, _SC.scan_fixed_ms, _SC.scan_ms_per_row, _SC.process_ms_per_row, SAFETY
+        sc.batch_timeout_ms, sc.scan_fixed_ms, sc.scan_ms_per_row, sc.process_ms_per_row, SAFETY
     )
 
 
 @numeric("06.drain_minutes", rel=0.02, unit="min",
-         hint="Net drain rate = 3000 rows / 30 s − the in-stock pending rate; time = backlog / rate.")
+         hint=f"Net drain rate = {DRAIN_LIMIT} rows / {_SC.batch_period_ms / 1000:.0f} s − the in-stock pending "
+         "rate; time = backlog / rate.")  # fmt: skip
 def drain_minutes() -> float:
     """A row limit of 3000 per 30 s run, in stock (the occasional pending still arrives): minutes
     to drain the backlog the stockout left at replenishment."""
@@ -67,7 +72,7 @@ def drain_minutes() -> float:
 @numeric("06.cancelled_expiry", rel=0.03, unit="records",
          hint="The drain reaches the record made at t when the rows ahead of it are gone: its age is "
          "linear in t, from the first record's age to the last's (the notebook prints both). Find the share "
-         "of that line above 40 min and multiply by the stockout's records.")  # fmt: skip
+         "of that line above the new expiry and multiply by the stockout's records.")  # fmt: skip
 def cancelled_with_expiry() -> float:
     """The seed's fixes (row limit 5000 from 25 min), with a 40-minute expiry instead of 30: how
     many of the stockout's records are cancelled rather than completed?"""

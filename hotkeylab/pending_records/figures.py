@@ -197,8 +197,9 @@ def plot_scan_vs_backlog(sc: Scenario, backlogs, row_limit: int | None = None, m
     and a row-limited run (dashed), closed forms; dots: measured runs (``measured`` maps
     ``row_limit → (backlogs, times_ms)``). Grey lines: the run's timeout and the scan time at which
     the pile of slow scans fills the primary long enough to get it failed over
-    (:func:`collapse_backlog`). Backlog in thousands of rows,
-    time in seconds."""
+    (:func:`collapse_backlog`). Backlog in thousands of rows, time in seconds on a log axis that
+    starts at the decade below the smallest time drawn (at an empty backlog: the scan's fixed cost
+    ``a``), since a log axis has no zero."""
     k = sc.fix_row_limit if row_limit is None else check_int("row_limit", row_limit, low=1)
     b = np.asarray([check_number("backlogs", x, low=0.0) for x in backlogs], dtype=float)
     if ax is None:
@@ -217,8 +218,13 @@ def plot_scan_vs_backlog(sc: Scenario, backlogs, row_limit: int | None = None, m
         ax.axhline(sc.batch_timeout_ms / 1000, color=COLORS["capacity"], ls="--", lw=1.5, label="the run's timeout")
     fill_s = ((sc.db_slots - 1) * sc.batch_period_ms + detection_ms(sc)) / 1000
     ax.axhline(fill_s, color=COLORS["capacity"], ls="-.", lw=1.5, label="scan time: slots full long enough to fail over")
-    ax.set_yscale("symlog", linthresh=10.0)
-    decorate(ax, xlabel="pending records (k rows)", ylabel="batch time (s)", legend=False, ylim=(0, None), xlim=(0, b.max() / 1000))
+    # a log axis has no zero: it starts at the decade below the smallest time drawn (an empty
+    # backlog's run costs the scan's fixed part a, so that is a > 0 unless a = 0)
+    drawn = np.concatenate([full, scan, lim])
+    low = float(drawn[drawn > 0].min()) if np.any(drawn > 0) else 1e-3
+    ax.set_yscale("log")
+    decorate(ax, xlabel="pending records (k rows)", ylabel="batch time (s, log scale)", legend=False,
+             ylim=(10.0 ** math.floor(math.log10(low)), None), xlim=(0, b.max() / 1000))
     ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=8)
     return ax
 
