@@ -24,6 +24,7 @@ from .scenario import Scenario
 _TIMER, _DONE, _SEND, _RESTART = range(4)
 _ARR_BLOCK = 1 << 16  # arrival times converted to Python floats at a time
 _BUCKET_MS = 1.0  # the event calendar's bucket width
+_REFILL_MIN = 64  # a refill takes buckets until the heap holds this many events (or none are left)
 
 
 class _Calendar:
@@ -65,11 +66,17 @@ class _Calendar:
             b.append((t, self.seq, kind, x))
 
     def refill(self) -> bool:
-        """Make the next bucket the heap (``heap`` is empty); False if there is none."""
-        if not self.keys:
+        """Make the next buckets the heap (``heap`` is empty): the first, and more while it holds
+        fewer than ``_REFILL_MIN`` events; False if there is none."""
+        keys, far = self.keys, self.far
+        if not keys:
             return False
-        self.k = k = heappop(self.keys)
-        b = self.far.pop(k)
+        k = heappop(keys)
+        b = far.pop(k)
+        while len(b) < _REFILL_MIN and keys:  # sparse buckets: take the next ones too
+            k = heappop(keys)
+            b.extend(far.pop(k))
+        self.k = k
         heapify(b)
         self.heap[:] = b
         return True
