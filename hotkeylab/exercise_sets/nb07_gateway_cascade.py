@@ -12,6 +12,7 @@ SEED_CALLS_PER_MIN = 1_900_000.0  # "统计网关调用量峰值 190w+/min"
 SEED_BACKLOG = 800_000_000.0  # "网关日志 JMQ 积压 8亿+"
 EX1_POLL_MS = 2_000.0  # exercise 1: a later release polling every 2 s (the seed's polls every 5 s)
 EX2_HIT = 0.8  # exercise 2's local cache (the notebook prints 0, 0.5 and 0.9, not this)
+EX3_GATEWAY_LOOKUPS, EX3_HOSTS, EX3_READ_MS = 30_000.0, 20, 2.0  # exercise 3: lookups/s of the key at the gateway
 EX6_NET_MS = 2.0  # exercise 6: a jimdb round trip twice the preset's 1 ms
 
 
@@ -37,20 +38,44 @@ def clients_2s() -> float:
                                         calls_per_poll=_SC.calls_per_poll)
 
 
+def _plateau_calls_per_s() -> float:
+    """Calls/s at the plateau, built from the clients: installs × calls per poll / interval + baseline."""
+    return _SC.installs_max * _SC.calls_per_poll * 1000.0 / _SC.poll_interval_ms + _SC.baseline_per_s
+
+
 @numeric("07.shard_ops_local_cache", rel=0.01, unit="ops/s",
-         hint="A local cache absorbs reads only: λ × (reads × (1 − h) + writes).")
+         hint="First the calls/s: installs × calls per poll / polling interval, plus the other traffic. "
+         "Then a local cache absorbs reads only: calls/s × (reads × (1 − h) + writes).",
+         mistakes=lambda: [
+             Mistake((_plateau_calls_per_s() - _SC.baseline_per_s)
+                     * (_SC.check_reads_per_call * (1 - EX2_HIT) + _SC.monitor_writes_per_call),
+                     "that leaves out the gateway's other traffic: its calls read token and pin and write "
+                     "the counters too."),
+             Mistake(_plateau_calls_per_s() * _SC.check_reads_per_call * (1 - EX2_HIT),
+                     "that counts only the reads the cache misses; the monitoring writes still reach the shard."),
+             Mistake(_plateau_calls_per_s() * (_SC.check_reads_per_call + _SC.monitor_writes_per_call) * (1 - EX2_HIT),
+                     "that caches the writes too; a local cache can answer reads only."),
+         ])  # fmt: skip
 def shard_ops_local_cache() -> float:
-    """Ops/s on the hot shard at the plateau with a local cache of hit ratio 0.8 in front of the
-    checks' reads, monitoring still writing to the same shard."""
-    return gw.shard_load_per_s(_SC.peak_calls_per_s, _SC.check_reads_per_call, _SC.monitor_writes_per_call, EX2_HIT)
+    """Ops/s on the hot shard at the plateau (calls/s built from the installs, the polling interval
+    and the other traffic) with a local cache of hit ratio 0.8 in front of the checks' reads,
+    monitoring still writing to the same shard."""
+    return gw.shard_load_per_s(_plateau_calls_per_s(), _SC.check_reads_per_call, _SC.monitor_writes_per_call, EX2_HIT)
 
 
 @numeric("07.singleflight_rate", rel=0.02, unit="reads/s",
-         hint="One read is in flight for 2 ms, then the next arrival starts a new one: λ / (1 + λ·L).")
+         hint="Each host coalesces only the lookups it sees itself: λ = gateway lookups / hosts. One read "
+         "is in flight for 2 ms, then the next arrival starts a new one: λ / (1 + λ·L).",
+         mistakes=lambda: [
+             Mistake(gw.coalesced_rate_per_s(EX3_GATEWAY_LOOKUPS, EX3_READ_MS),
+                     "that coalesces the whole gateway as one caller; each host has its own reads in flight."),
+             Mistake(EX3_HOSTS * gw.coalesced_rate_per_s(EX3_GATEWAY_LOOKUPS / EX3_HOSTS, EX3_READ_MS),
+                     "that is the whole gateway's reads; the question asks for one host's."),
+         ])  # fmt: skip
 def singleflight_rate() -> float:
-    """One host sees 1,500 lookups/s of the hot key; a jimdb read takes 2 ms. With singleflight,
-    how many reads/s does this host send to jimdb for the key?"""
-    return gw.coalesced_rate_per_s(1_500.0, 2.0)
+    """The gateway sees 30,000 lookups/s of the hot key, spread evenly over 20 hosts; a jimdb read
+    takes 2 ms. With singleflight on every host, how many reads/s does one host send for the key?"""
+    return gw.coalesced_rate_per_s(EX3_GATEWAY_LOOKUPS / EX3_HOSTS, EX3_READ_MS)
 
 
 def _drain_per_s() -> float:

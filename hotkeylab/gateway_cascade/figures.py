@@ -210,14 +210,21 @@ def _fix_shade(ax, run: Run, label: bool):
             ax.legend(loc="lower left", fontsize=8)
 
 
-def plot_timelines(run: Run, *, alarms: bool = True):
-    """Each component against time (min), the seed's alarms marked 1–7 as dotted lines."""
+def plot_timelines(run: Run, *, alarms: bool = True, reference: Run | None = None, reference_label: str = "reference"):
+    """Each component against time (min), the seed's alarms marked 1–7 as dotted lines. The heap
+    panel shows the fullest host's heap against two levels: live data plus a full log queue, and
+    the whole heap (out of memory); ``reference``, another :class:`Run` of the same length, adds
+    its fullest host's heap there (``reference_label`` in the legend), to show the gap."""
     import matplotlib.pyplot as plt
 
+    if reference is not None and not isinstance(reference, Run):
+        raise ValueError(f"reference must be a Run or None, got {type(reference).__name__}")
+    if not isinstance(reference_label, str):
+        raise ValueError(f"reference_label must be a string, got {type(reference_label).__name__}")
     w, sc = run.windows, run.scenario
     t = w["t"] / 60.0
     per_min = MIN_MS / sc.step_ms / 1e6
-    fig, ax = plt.subplots(5, 1, figsize=(8.0, 10.5), sharex=True)
+    fig, ax = plt.subplots(6, 1, figsize=(8.0, 12.0), sharex=True, height_ratios=[1, 1, 0.8, 1, 1, 1])
     fig.subplots_adjust(top=0.95)
     a = ax[0]
     a.plot(t, w["arrivals"] * per_min, color=COLORS["offered"], lw=2, label="calls")
@@ -231,26 +238,42 @@ def plot_timelines(run: Run, *, alarms: bool = True):
     a.plot(t, w["gateway_cpu_max"] * 100, color=COLORS["offered"], lw=0.8, alpha=0.6, label="cpu, hottest host")
     a.plot(t, w["gc_share"] * 100, color=COLORS["wasted"], lw=1.5, label="young gc share of cpu")
     a.plot(t, w["hosts_up"] / sc.hosts * 100, color=COLORS["capacity"], lw=1.5, label=f"hosts up (% of {sc.hosts})")
-    a.plot(t, w["heap_used"] * 100, color=COLORS["queue"], lw=1.5, ls="--", label="heap used, fullest host")
-    decorate(a, ylabel="gateway (%)", ylim=(0, 135))
+    decorate(a, ylabel="gateway (%)", ylim=(0, 110))
     a.set_yticks([0, 25, 50, 75, 100])
-    a.legend(loc="upper left", fontsize=7, ncol=3)
+    a.legend(loc="lower right", bbox_to_anchor=(1.0, 0.1), fontsize=7, ncol=2)
     a = ax[2]
+    full_queue = (sc.live_mb + sc.log_buffer_mb) / sc.heap_mb * 100
+    a.axhline(100.0, color=COLORS["timeouts"], lw=1.0, ls="-", label="heap full: out of memory")
+    a.axhline(full_queue, color=COLORS["capacity"], lw=1.0, ls="-.",
+              label=f"live data + full log queue ({full_queue:.0f} %)")  # fmt: skip
+    a.plot(t, w["heap_used"] * 100, color=COLORS["queue"], lw=1.8, label="this run")
+    if reference is not None:
+        rt = reference.windows["t"] / 60.0
+        a.plot(rt, reference.windows["heap_used"] * 100, color=COLORS["goodput"], lw=1.5, ls="--",
+               label=reference_label)  # fmt: skip
+    decorate(a, ylabel="heap used,\nfullest host (%)", ylim=(0, 110))
+    a.set_yticks([0, 25, 50, 75, 100])
+    a.legend(loc="lower right", fontsize=7, ncol=2)
+    a = ax[3]
     a.plot(t, w["jimdb_util"], color=COLORS["offered"], lw=2, label="hot shard: offered / capacity")
     a.axhline(1.0, color=COLORS["capacity"], ls="--", lw=1.2)
     down = w["jimdb_up"] == 0
     spans = _spans(t, down)
     shade(a, spans, label="failover (unavailable)")
     decorate(a, ylabel="jimdb utilisation", ylim=(0, None))
-    a = ax[3]
+    a = ax[4]
     a.plot(t, w["mysql_util"], color=COLORS["offered"], lw=2, label="offered / capacity")
     a.axhline(1.0, color=COLORS["capacity"], ls="--", lw=1.2)
     a.set_yscale("symlog", linthresh=1.0)
+    top = max(1.0, float(np.nanmax(w["mysql_util"])))
+    ticks = [0.0, 0.5, 1.0] + [10.0**e for e in range(1, int(math.floor(math.log10(top))) + 1)]
+    a.set_yticks(ticks, [f"{v:g}" for v in ticks])
+    a.yaxis.set_minor_locator(plt.NullLocator())
     scans = w["full_scans"] > 0
     if scans.any():
         a.plot(t[scans], np.full(scans.sum(), 0.05), "|", color=COLORS["timeouts"], ms=6, label="full scans")
-    decorate(a, ylabel="mysql utilisation", ylim=(0, None))
-    a = ax[4]
+    decorate(a, ylabel="mysql utilisation\n(linear below 1, log above)", ylim=(0, None))
+    a = ax[5]
     a.plot(t, w["pending"] / 1e6, color=COLORS["queue"], lw=2, label="pending in gateway heaps")
     a.plot(t, w["jmq_backlog"] / 1e6, color=COLORS["queue"], lw=1.5, ls="--", label="jmq backlog (not in es)")
     bound = sc.log_buffer_mb * 1024.0 / sc.log_kb * sc.hosts / 1e6 if sc.log_kb > 0 else math.inf
@@ -313,7 +336,8 @@ def plot_fixes(comparison: FixComparison):
             big = cols[j] == "gateway" and v >= MAX_UTIL
             txt = f"≥{MAX_UTIL:.0f}" if big else (f"{v:.1f}" if v >= 10 else f"{v:.2f}")
             a0.text(j, i, txt, ha="center", va="center", fontsize=8)
-    a0.set_xticks(range(len(cols)), [f"{c}" for c in cols])
+    names = {"gateway": "gateway\n(offered/cpu)"}
+    a0.set_xticks(range(len(cols)), [names.get(c, c) for c in cols], fontsize=8)
     a0.set_yticks(range(len(labels)), labels)
     a0.xaxis.tick_top()
     a0.grid(False)
@@ -373,7 +397,7 @@ def plot_compact(run: Run, ax=None):
     a = ax[2]
     a.plot(t, np.minimum(w["jimdb_util"], 3), color="#000000", lw=1.5, label="jimdb hot shard")
     a.plot(t, np.minimum(w["mysql_util"], 3), color="#000000", lw=1.2, ls="--", label="mysql (clipped at 3)")
-    a.plot(t, np.minimum(w["jmq_util"], 3), color="#7f7f7f", lw=1.5, ls=":", label="jmq")
+    a.plot(t, np.minimum(w["jmq_util"], 3), color=COLORS["queue"], lw=1.2, label="jmq")
     a.axhline(1.0, color=COLORS["capacity"], lw=1, ls="-", alpha=0.5)
     decorate(a, xlabel="time (min)", ylabel="offered / capacity (≤ 3)", ylim=(0, 3.7))
     a.legend(loc="upper left", fontsize=8, ncol=3)
