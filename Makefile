@@ -42,6 +42,8 @@ db-lab: $(STAMP)
 
 ## make stack-lab: measure 04b's four turns on a real stack (MariaDB + gRPC servers + load generator,
 ## about 11 min) and rewrite hotkeylab/data/stack_lab_*.csv, which notebook 04b reads
+## (more repeats of some turns, kept beside the stored runs: .venv/bin/python -m hotkeylab.stack_lab
+##  --turns degrade --repeats 3 --append)
 stack-lab: $(STAMP)
 	$(PY) -m hotkeylab.stack_lab
 

@@ -176,6 +176,46 @@ def test_files_round_trip(tmp_path):
         compare.load_runs(tmp_path / "absent.csv", q)
 
 
+def test_appended_runs_are_numbered_after_the_stored_repeats(tmp_path):
+    """``make stack-lab`` with ``--append``: new runs become further repeats of their turns, keep
+    their load generator's seed, and the header says when and on what they were measured."""
+    from copy import deepcopy
+
+    from hotkeylab.stack_lab.__main__ import append_runs
+
+    first = [r for r in RUNS if r.repeat == 0]
+    new = deepcopy([r for r in first if r.turn in ("degrade", "bounded")] * 1)
+    new += deepcopy([r for r in first if r.turn == "degrade"])
+    seeds = [r.extra["seed"] for r in new]
+    m, runs = append_runs(dict(MACHINE), first, {"measured": "then", "cpu": "x", "cores": 2}, new)
+    reps = {}
+    for r in runs:
+        reps.setdefault(r.turn, []).append(r.repeat)
+    assert reps["degrade"] == [0, 1, 2] and reps["bounded"] == [0, 1] and reps["healthy"] == [0]
+    assert [r.extra["seed"] for r in runs[len(first):]] == seeds
+    (key,) = set(m) - set(MACHINE)
+    assert key.startswith("appended_") and all(m[k] == v for k, v in MACHINE.items())
+    assert m[key].startswith("3 runs of bounded, degrade") and "measured then on x" in m[key]
+    p, q = compare.write_runs(runs, m, tmp_path / "runs.csv", tmp_path / "timeline.csv")
+    m2, runs2 = compare.load_runs(p, q)
+    assert m2 == m and [(r.turn, r.repeat) for r in runs2] == sorted(
+        [(r.turn, r.repeat) for r in runs], key=lambda x: (TURNS.index(x[0]), x[1]))
+
+
+def test_degrade_recovers_in_most_stored_runs():
+    """The seed's outcome: degrading the upstream recovers. Of the stored degrade runs, the first
+    (load 2.1 at its start) fell back into the storm after the traffic returned; the three repeats
+    appended on 2026-12-03 (load 1.6-1.9) recover, each within the first block after the degrade.
+    Each run balances its ledger."""
+    from hotkeylab.stack_lab.verdict import measured_verdict
+
+    deg = [r for r in RUNS if r.turn == "degrade"]
+    verdicts = [measured_verdict(r) for r in deg]
+    assert len(deg) >= 4 and sum(ok for ok, _ in verdicts) >= 3
+    for r in deg:
+        r.ledger.check()
+
+
 def _by_turn():
     return {r.turn: r for r in RUNS if r.repeat == 0}
 
