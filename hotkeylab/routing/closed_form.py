@@ -45,15 +45,17 @@ def dual_owner_share_closed(
 ) -> float:
     """Share of time a key has more than one owner, for rare changes (``λ · poll_ms ≪ 1``).
 
-    After a change the clients switch at ``C`` independent times uniform in ``[0, P)``; two lists
-    are in use from the first switch to the last, ``E[max − min] = P (C − 1) / (C + 1)``. A key has
-    two owners in that window only if the change moved it (:func:`remap_fraction_closed`). So
-    ``share ≈ λ · P (C − 1)/(C + 1) · remap``, with λ the change rate per ms.
+    After a change the ``J = n_clients`` clients switch at ``J`` independent times uniform in
+    ``[0, P)``; two lists are in use from the first switch to the last,
+    ``E[max − min] = P (J − 1) / (J + 1)``. A key has two owners in that window only if the change
+    moved it (:func:`remap_fraction_closed`). So ``share ≈ ν · P (J − 1)/(J + 1) · remap``, with ν
+    the change rate in changes per minute (``changes_per_min``, as in notebook 03) and P in the same
+    time unit: the code converts ν to changes per ms (ν / 60 000) because P is given in ms.
     """
     p = check_number("poll_ms", poll_ms, low=0.0)
-    lam = check_number("changes_per_min", changes_per_min, low=0.0) / 60_000.0
-    c = check_int("n_clients", n_clients, low=1)
-    return lam * p * (c - 1) / (c + 1) * remap_fraction_closed(n_servers, scheme)
+    nu_per_ms = check_number("changes_per_min", changes_per_min, low=0.0) / 60_000.0
+    j = check_int("n_clients", n_clients, low=1)
+    return nu_per_ms * p * (j - 1) / (j + 1) * remap_fraction_closed(n_servers, scheme)
 
 def demand_batches_per_s(scenario: LockScenario, peak: bool = True) -> float:
     """Batches/s the batchers make at normal load or at the peak (sum over owners)."""
