@@ -49,3 +49,20 @@ def cross_one_batcher_peak10() -> float:
     crit = capacity.critical_queue_length(sc.timeout_ms, sc.batch_ms)
     mu = capacity.alternating_owners_tps([sc.batch_ms, sc.cross_batch_ms])
     return crit / (compare.batch_demand(sc, sc.user_rate_per_s * PEAK_FACTOR) - mu)
+
+
+@numeric("04b.c_backlog_gone", rel=0.03, unit="s",
+         hint="One hot row: while both servers have batches waiting they take its lock in turns, so each of C's "
+         "batches waits for one of B's: it costs N_B + N_C, not N_C alone.")  # fmt: skip
+def c_backlog_gone() -> float:
+    """Seconds after the upstream is cut until C has committed its backlog, from the queues measured in
+    the window where the degrade starts. While both servers have batches waiting they take the hot
+    row's lock in turns, one of B's (N_B) and one of C's (N_C); C's queue is the shorter, so it is
+    gone after Q_C pairs of commits. (Were B's the shorter, C would go on alone at N_C each.)"""
+    run = _run("degrade")
+    sc = run.scenario
+    t = np.asarray(run.windows["t"])
+    k = int(np.searchsorted(t, sc.degrade.start_ms / 1000.0))
+    qb, qc = float(run.windows["queue_b"][k]), float(run.windows["queue_c"][k])
+    pairs = min(qb, qc)
+    return (pairs * (run.batch_ms_b + run.batch_ms_c) + (qc - pairs) * run.batch_ms_c) / 1000.0

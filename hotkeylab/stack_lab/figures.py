@@ -180,13 +180,16 @@ def four_turns(runs, comparisons):
 def ledger_bars(runs, ax=None):
     """For each run, side by side: rows in t_trans (database), rows the servers committed, answers +
     wasted (load generator; equal to both when nothing is lost) and the attempts rejected at the door.
-    Each run is labelled with its length: runs of different lengths are compared within a run, not across."""
+    Each run is labelled with its length (and, for a turn measured more than once, its repeat number): runs of different lengths are compared within a run, not across."""
     import matplotlib.pyplot as plt
 
     if ax is None:
         _, ax = plt.subplots(figsize=(8.5, 4.6), layout="constrained")
     # each run's length beside its name: the runs are not equally long, so bars compare within a run only
-    names = [f"{turn_name(r.turn)}\n({r.scenario.horizon_ms / 1e3:.0f}-s run)" for r in runs]
+    # a turn measured more than once (repeats) names each run's repeat, so its bars are told apart
+    several = {t for t in {r.turn for r in runs} if sum(r.turn == t for r in runs) > 1}
+    names = [f"{turn_name(r.turn)}{f' #{r.repeat}' if r.turn in several else ''}\n"
+             f"({r.scenario.horizon_ms / 1e3:.0f}-s run)" for r in runs]
     y = np.arange(len(runs))
     h = 0.2
     db = np.array([r.ledger.db_rows for r in runs], dtype=float)
