@@ -687,6 +687,10 @@ def test_exercises_accept_the_computed_answers_and_refuse_others():
         "06.safe_row_limit": (ex.safe_row_limit(), math.floor(0.8 * (30_000 - 100) / (0.5 + 2.9))),
         "06.drain_minutes": (ex.drain_minutes(), 324_000 / (100 - 0.6) / 60),
         "06.cancelled_expiry": (ex.cancelled_with_expiry(), _fix_with_expiry("1 + 2 + 3. row limit, drain", ex.EXPIRY_MS).records.cancelled),
+        # the second steps of exercises 1, 3 and 5
+        "06.consuming_replenish": (ex.consuming_replenish_s(), 60 + 59_900 / 600),
+        "06.failover_margin": (ex.failover_margin_s(), ((12 - 1) * 30_000 + (3 - 1) * 5_000 + 2_000 - 100 - 324_000) / 600),
+        "06.drain_row_limit": (ex.drain_row_limit(), 30 * (324_000 / 1_800 + 0.6)),
     }
     for eid, (value, by_hand) in right.items():
         assert value == pytest.approx(by_hand, rel=0.03), eid  # the checker's answer, worked another way

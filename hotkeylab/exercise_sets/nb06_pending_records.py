@@ -3,6 +3,7 @@ hotkeylab.pending_records. Each asks for a case the notebook does not print."""
 
 from __future__ import annotations
 
+import math
 from dataclasses import replace
 
 from .. import pending_records as pr
@@ -17,6 +18,7 @@ SLOTS = 12  # exercise 3: a bigger primary
 SAFETY = 0.8  # exercise 4: the seed's safety factor on the count
 SCAN_MS_PER_ROW = 0.5  # exercise 4: a scan at half our cost per row (the notebook prints the limit at ours)
 DRAIN_LIMIT = 3000  # exercise 5: a smaller row limit
+DRAIN_TARGET_MS = 1_800_000.0  # exercise 5 (b): drain the backlog within half an hour instead
 EXPIRY_MS = 2_400_000.0  # exercise 6: a 40-minute expiry (45 min gave the number the notebook prints for "row limit from the start")
 
 
@@ -26,6 +28,17 @@ def scan_timeout_backlog() -> float:
     """The batch's timeout doubled to 60 s: the backlog (rows) from which the time-range scan alone
     outlasts it, so that no run retries a single row."""
     return pr.scan_timeout_backlog(TIMEOUT_MS, _SC.scan_fixed_ms, _SC.scan_ms_per_row)
+
+
+@numeric("06.consuming_replenish", rel=0.005, unit="s",
+         hint="The stockout adds every order to the backlog from its start: the batch gets stuck for good once "
+         "the backlog at replenishment passes the scan-timeout backlog of part (a). Solve "
+         "orders/s × (t_r − stockout start) = that backlog for t_r.")  # fmt: skip
+def consuming_replenish_s() -> float:
+    """Exercise 1 (b), the timeout at 60 s: the latest replenish time (s) at which the stockout leaves
+    no more than the scan-timeout backlog, so that the batch still consumes once the stock is back."""
+    backlog = scan_timeout_backlog()
+    return (_SC.stockout_ms + 1000 * backlog / _SC.stockout_pending_per_s) / 1000
 
 
 @numeric("06.overlap_at_replenish", rel=0.02, unit="scans",
@@ -43,6 +56,18 @@ def starve_backlog() -> float:
     """A primary with 12 slots, the same business load: the backlog (rows) from which the business
     starts losing queries."""
     return pr.starve_backlog(SLOTS, _SC.business_slots, _SC.batch_period_ms, _SC.scan_fixed_ms, _SC.scan_ms_per_row)
+
+
+@numeric("06.failover_margin", rel=0.01, unit="s",
+         hint="With c slots the primary is failed over once a scan outlasts (c − 1) × period + the detection "
+         "time; turn that into a backlog, subtract the backlog our stockout leaves, and divide by the orders/s "
+         "that the stockout adds.")  # fmt: skip
+def failover_margin_s() -> float:
+    """Exercise 3 (b), 12 slots: how many seconds later than ours the stock could have come back
+    before the primary is failed over (the in-stock trickle after the replenishment ignored)."""
+    cf = pr.closed_forms(_SC)
+    fill = pr.collapse_backlog(SLOTS, _SC.batch_period_ms, _SC.scan_fixed_ms, _SC.scan_ms_per_row, cf["detection_ms"])
+    return (fill - cf["backlog_at_replenish"]) / _SC.stockout_pending_per_s
 
 
 @numeric("06.safe_row_limit", rel=0.001, unit="rows",
@@ -67,6 +92,19 @@ def drain_minutes() -> float:
     to drain the backlog the stockout left at replenishment."""
     backlog = pr.closed_forms(_SC)["backlog_at_replenish"]
     return pr.drain_time_s(backlog, DRAIN_LIMIT, _SC.batch_period_ms, _SC.normal_pending_per_s) / 60
+
+
+@numeric("06.drain_row_limit", rel=0.002, unit="rows",
+         hint=f"Invert part (a): the net rate must be backlog / {DRAIN_TARGET_MS / 60000:.0f} min; add back the "
+         "in-stock pending rate and multiply by the period; round up.")  # fmt: skip
+def drain_row_limit() -> int:
+    """Exercise 5 (b): the smallest row limit that drains the backlog the stockout left within half an
+    hour, in stock: ``k = ⌈P × (B / target + in-stock pending rate)⌉``."""
+    backlog = pr.closed_forms(_SC)["backlog_at_replenish"]
+    per_s = backlog / (DRAIN_TARGET_MS / 1000) + _SC.normal_pending_per_s
+    k = math.ceil(per_s * _SC.batch_period_ms / 1000 - 1e-9)
+    assert pr.drain_time_s(backlog, k, _SC.batch_period_ms, _SC.normal_pending_per_s) <= DRAIN_TARGET_MS / 1000
+    return k
 
 
 @numeric("06.cancelled_expiry", rel=0.03, unit="records",

@@ -11,8 +11,10 @@ from ..plotting import COLORS, decorate, lock_gantt, new_figure, shade
 from ..validate import check_int, check_number
 from .closed_form import (
     batch_time_ms,
+    collapse_backlog,
     consumption_per_s,
     detection_ms,
+    max_backlog_per_run,
     scan_time_ms,
     scan_timeout_backlog,
     starve_scans,
@@ -192,18 +194,24 @@ def plot_fixes(runs: dict, axes=None):
     return axes
 
 
-def plot_scan_vs_backlog(sc: Scenario, backlogs, row_limit: int | None = None, measured: dict | None = None, ax=None):
+def plot_scan_vs_backlog(sc: Scenario, backlogs, row_limit: int | None = None, measured: dict | None = None, ax=None,
+                         xscale: str = "linear"):
     """Batch time on an idle primary against the backlog: the seed's time-range-only run (solid)
     and a row-limited run (dashed), closed forms; dots: measured runs (``measured`` maps
     ``row_limit → (backlogs, times_ms)``). Grey lines: the run's timeout and the scan time at which
     the pile of slow scans fills the primary long enough to get it failed over
-    (:func:`collapse_backlog`). Backlog in thousands of rows, time in seconds on a log axis that
-    starts at the decade below the smallest time drawn (at an empty backlog: the scan's fixed cost
-    ``a``), since a log axis has no zero."""
+    (:func:`collapse_backlog`). Thin vertical lines mark the three backlogs where the curves cross
+    those lines (run-timeout, scan-timeout, failover) and the backlog the stockout leaves, each
+    labelled with its value in rows. Backlog in thousands of rows (``xscale="log"`` for a log axis, which
+    needs positive backlogs), time in seconds on a log axis that starts at the scan's fixed cost
+    ``a`` (the time of a run at an empty backlog), since a log axis has no zero."""
     k = sc.fix_row_limit if row_limit is None else check_int("row_limit", row_limit, low=1)
-    b = np.asarray([check_number("backlogs", x, low=0.0) for x in backlogs], dtype=float)
+    if xscale not in ("linear", "log"):
+        raise ValueError(f"xscale must be 'linear' or 'log', got {xscale!r}")
+    low_b = 0.0 if xscale == "linear" else 1.0
+    b = np.asarray([check_number("backlogs", x, low=low_b) for x in backlogs], dtype=float)
     if ax is None:
-        _, ax = new_figure(height=3.4)
+        _, ax = new_figure(height=3.6)
     a, s, p = sc.scan_fixed_ms, sc.scan_ms_per_row, sc.process_ms_per_row
     full = np.array([batch_time_ms(x, 0, a, s, p) for x in b]) / 1000
     scan = np.array([scan_time_ms(x, 0, a, s) for x in b]) / 1000
@@ -218,14 +226,25 @@ def plot_scan_vs_backlog(sc: Scenario, backlogs, row_limit: int | None = None, m
         ax.axhline(sc.batch_timeout_ms / 1000, color=COLORS["capacity"], ls="--", lw=1.5, label="the run's timeout")
     fill_s = ((sc.db_slots - 1) * sc.batch_period_ms + detection_ms(sc)) / 1000
     ax.axhline(fill_s, color=COLORS["capacity"], ls="-.", lw=1.5, label="scan time: slots full long enough to fail over")
-    # a log axis has no zero: it starts at the decade below the smallest time drawn (an empty
-    # backlog's run costs the scan's fixed part a, so that is a > 0 unless a = 0)
-    drawn = np.concatenate([full, scan, lim])
-    low = float(drawn[drawn > 0].min()) if np.any(drawn > 0) else 1e-3
+    # the crossings, marked: where each curve meets its grey line, and the backlog the stockout leaves
+    marks = [(collapse_backlog(sc.db_slots, sc.batch_period_ms, a, s, detection_ms(sc)), "failover")]
+    if math.isfinite(sc.batch_timeout_ms):
+        marks = [(max_backlog_per_run(sc.batch_timeout_ms, a, s, p), "run-timeout"),
+                 (scan_timeout_backlog(sc.batch_timeout_ms, a, s), "scan-timeout")] + marks
+    if math.isfinite(sc.replenish_ms) and math.isfinite(sc.stockout_ms):
+        marks.append((sc.stockout_pending_per_s * (sc.replenish_ms - sc.stockout_ms) / 1000, "at replenishment"))
+    x_lo, x_hi = float(b.min()), float(b.max())
+    for x, name in marks:
+        if math.isfinite(x) and x_lo < x <= x_hi:
+            ax.axvline(x / 1000, color="0.45", lw=0.9, ls=(0, (1, 2)), zorder=0)
+            ax.text(x / 1000, 0.02, f"{name} {x:,.0f} ", transform=ax.get_xaxis_transform(), rotation=90,
+                    va="bottom", ha="right", fontsize=7.5, color="0.25")
+    bottom_s = a / 1000 if a > 0 else 10.0 ** math.floor(math.log10(max(float(np.min(scan[scan > 0])), 1e-6)))
     ax.set_yscale("log")
-    decorate(ax, xlabel="pending records (k rows)", ylabel="batch time (s, log scale)", legend=False,
-             ylim=(10.0 ** math.floor(math.log10(low)), None), xlim=(0, b.max() / 1000))
-    ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=8)
+    ax.set_xscale(xscale)
+    decorate(ax, xlabel=f"pending records (k rows{', log scale' if xscale == 'log' else ''})",
+             ylabel="batch time (s, log scale)", legend=False, ylim=(bottom_s, None), xlim=(x_lo / 1000, x_hi / 1000))
+    ax.legend(loc="upper left", fontsize=7.5, framealpha=0.9)
     return ax
 
 
