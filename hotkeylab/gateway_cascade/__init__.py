@@ -157,7 +157,7 @@ from .state import (  # noqa: F401
 )
 
 _LAZY = {
-    "plot_order_map": "figures",
+    "plot_order_map": "figures_map",
     "plot_graph": "figures",
     "plot_graph_moments": "figures",
     "plot_timelines": "figures",

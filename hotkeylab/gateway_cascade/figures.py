@@ -1,7 +1,7 @@
 """07 · The figures: the dependency graph coloured by utilisation, the timelines with the seed's
-alarms, the fixes compared, the alarm-order map, the widget's compact panels. Each takes results
-as data (a :class:`~.results.Run`, a :class:`~.experiments.FixComparison`, an
-:class:`~.experiments.OrderMap`)."""
+alarms, the fixes compared, the widget's compact panels (the alarm-order map is in
+:mod:`.figures_map`). Each takes results as data (a :class:`~.results.Run`, a
+:class:`~.experiments.FixComparison`)."""
 
 from __future__ import annotations
 
@@ -10,45 +10,10 @@ import math
 import numpy as np
 
 from ..plotting import COLORS, decorate, new_figure, shade
-from .experiments import FixComparison, OrderMap
+from .experiments import FixComparison
 from .graph import GATEWAY_GRAPH, Graph
 from .results import Run, node_utilisation
 from .scenario import _SEED_PEAK_PER_MIN, MAX_UTIL, MIN_MS, SEED_ALARM_ORDER
-
-
-def plot_order_map(m: OrderMap, mark=None, ax=None):
-    """The :class:`OrderMap` as a grid: each cell the count of runs (random seeds) in the seed's
-    order (green = all, red = none), and where run 0 departs, its first alarm out of place;
-    ``mark`` = (heap_mb, dba_reaction_ms) of the preset, outlined."""
-    import matplotlib as mpl
-
-    if ax is None:
-        _, ax = new_figure(height=3.2)
-    share = m.counts / m.n_seeds
-    im = ax.imshow(share, cmap="RdYlGn", norm=mpl.colors.Normalize(0, 1), aspect="auto", origin="lower")
-    cb = ax.figure.colorbar(im, ax=ax, fraction=0.05, pad=0.02)
-    cb.set_label(f"share of the {m.n_seeds} runs\nin the seed's order", fontsize=8)
-    cb.ax.tick_params(labelsize=7)
-    short = {"jimdb_recovered": "recovered", "gateway_cpu": "cpu", "host_down": "host down",
-             "jimdb_connection_lost": "conn. lost", "jimdb_failover": "failover"}  # fmt: skip
-    for i in range(share.shape[0]):
-        for j in range(share.shape[1]):
-            txt = f"{m.counts[i, j]}/{m.n_seeds}"
-            if m.first_wrong[i, j]:
-                txt += f"\n(run 0: {short.get(m.first_wrong[i, j], m.first_wrong[i, j])}\nnot in its place)"
-            ax.text(j, i, txt, ha="center", va="center", fontsize=8)
-    ax.set_xticks(range(len(m.dba_reaction_ms)), [f"{d / MIN_MS:.0f}" for d in m.dba_reaction_ms])
-    ax.set_yticks(range(len(m.heap_mb)), [f"{h / 1024:.1f}" for h in m.heap_mb])
-    ax.set_xlabel("dba reaction after 'connection lost' (min)")
-    ax.set_ylabel("jvm heap per host (GB)")
-    ax.grid(False)
-    if mark is not None:
-        i = int(np.argmin([abs(h - mark[0]) for h in m.heap_mb]))
-        j = int(np.argmin([abs(d - mark[1]) for d in m.dba_reaction_ms]))
-        ax.add_patch(mpl.patches.Rectangle((j - 0.5, i - 0.5), 1, 1, fill=False, ec="black", lw=2))
-    return ax
-
-
 
 _UTIL_CMAP = "RdYlGn_r"
 _UTIL_MAX = 1.5
