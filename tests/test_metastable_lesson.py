@@ -408,12 +408,22 @@ def test_queue_axes_tick_only_at_powers_of_ten():
 
 
 def _nb04_prose() -> str:
-    """Notebook 04's markdown cells, whitespace collapsed (a phrase may break across lines)."""
+    """Notebook 04's prose as the reader sees it: its markdown cells and the markdown its code cells
+    display (prose built with f-strings from the scenario), whitespace collapsed (a phrase may
+    break across lines)."""
     import json
     from pathlib import Path
 
     nb = json.loads((Path(__file__).parent.parent / "notebooks" / "04_metastable_retry_storm.ipynb").read_text())
-    return " ".join(" ".join("".join(c["source"]).split()) for c in nb["cells"] if c["cell_type"] == "markdown")
+    parts = []
+    for c in nb["cells"]:
+        if c["cell_type"] == "markdown":
+            parts.append("".join(c["source"]))
+        for o in c.get("outputs", []):
+            md = o.get("data", {}).get("text/markdown")
+            if md:
+                parts.append("".join(md))
+    return " ".join(" ".join(p.split()) for p in parts)
 
 
 def test_worked_numbers_in_the_prose_come_from_the_scenario():
